@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * htw_core.h - hierarchical timing wheel: the kernel API
+ *
+ * A wheel holds any number of timers and runs each one's callback once its
+ * expiry has passed.  The promise, for a wheel of tick T:
+ *
+ *	expiry <= time the callback starts < expiry + T (+ scheduling latency)
+ *
+ * A timer is never early and at most one tick late, wherever it sits in the
+ * wheel and however far away its expiry was when it was armed (up to 2^64 ns
+ * on the wheel's clock: there is no clamping).  Arming and cancelling are
+ * O(1) and never allocate.  See the design notes at the top of htw_core.c.
+ */
+#ifndef _HTW_CORE_H
+#define _HTW_CORE_H
+
+#include <linux/list.h>
+#include <linux/time.h>
+#include <linux/types.h>
+
+struct htw_wheel;
+struct htw_timer;
+
+/**
+ * typedef htw_func_t - a timer's callback
+ * @timer: the timer that expired
+ * @expired: the expiry being reported, in ns on the wheel's clock (for a
+ *	periodic timer that missed periods, the latest one that passed)
+ * @count: how many expiries this call accounts for: 1, plus the periods a
+ *	periodic timer missed (its overruns)
+ *
+ * Called in softirq context (or, for a manual wheel, in the context of
+ * htw_advance()) without the wheel's lock held.  It may add, modify or
+ * delete any timer of the wheel, including @timer, but must not sleep.
+ * When it runs, a periodic @timer is already armed for its next expiry.
+ */
+typedef void (*htw_func_t)(struct htw_timer *timer, u64 expired, u64 count);
+
+/**
+ * struct htw_timer - one timer, embedded in its user's structure
+ *
+ * All fields are private to htw_core.c; use the functions below.  The
+ * fields that change are protected by the lock of @wheel.
+ */
+struct htw_timer {
+	struct list_head entry;
+	u64 expires;
+	u64 period;
+	u64 when;
+	htw_func_t func;
+	struct htw_wheel *wheel;
+	u32 slot;
+};
+
+/**
+ * enum htw_mode - how htw_add() and htw_mod() read an expiry
+ * @HTW_MODE_ABS: absolute time in ns on the wheel's clock
+ * @HTW_MODE_REL: ns from the wheel's current time
+ */
+enum htw_mode {
+	HTW_MODE_ABS = 0,
+	HTW_MODE_REL = 1,
+};
+
+/*
+ * HTW_WHEEL_MANUAL: the wheel arms no hrtimer; its time moves only through
+ * htw_advance().  Meant for deterministic tests and simulations.
+ */
+#define HTW_WHEEL_MANUAL	BIT(0)
+
+/* Wheel sizes are powers of two from 2 to 64 buckets per level. */
+#define HTW_WHEEL_SIZE_MIN	2
+#define HTW_WHEEL_SIZE_MAX	64
+
+/* Most levels any wheel can have (tick 1 ns, 2 buckets a level). */
+#define HTW_MAX_LEVELS		64
+
+/* Callbacks one expiry run makes when the caller does not choose. */
+#define HTW_DEFAULT_BUDGET	128
+
+/**
+ * struct htw_wheel_params - what a wheel is made of
+ * @tick_ns: width of a level-0 bucket in ns, at least 1; need not be a
+ *	power of two.  It is the precision promise: at most one tick late.
+ * @wheel_size: buckets per level, a power of two in
+ *	[%HTW_WHEEL_SIZE_MIN, %HTW_WHEEL_SIZE_MAX]
+ * @expire_budget: most callbacks one expiry run makes before it yields and
+ *	continues at once in a new run; 0 means %HTW_DEFAULT_BUDGET
+ * @clockid: %CLOCK_MONOTONIC or %CLOCK_BOOTTIME
+ * @flags: 0 or %HTW_WHEEL_MANUAL
+ * @start_ns: a manual wheel's initial time; must be 0 otherwise
+ */
+struct htw_wheel_params {
+	u64 tick_ns;
+	u32 wheel_size;
+	u32 expire_budget;
+	clockid_t clockid;
+	u32 flags;
+	u64 start_ns;
+};
+
+/**
+ * struct htw_wheel_stats - a snapshot of a wheel, for tests and debugging
+ * @tick_ns: the wheel's tick
+ * @wheel_size: its buckets per level
+ * @nr_levels: levels in use: one more than the highest level holding a timer
+ * @pending: timers armed (in a bucket or due and waiting for their callback)
+ * @due: timers whose expiry has passed and whose callback has not started
+ * @level: timers in the buckets of each level
+ * @runs: expiry runs so far
+ * @fired: callbacks made so far
+ * @cascaded: timers re-inserted into a lower level so far
+ */
+struct htw_wheel_stats {
+	u64 tick_ns;
+	u32 wheel_size;
+	u32 nr_levels;
+	u64 pending;
+	u64 due;
+	u64 level[HTW_MAX_LEVELS];
+	u64 runs;
+	u64 fired;
+	u64 cascaded;
+};
+
+struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params);
+void htw_wheel_destroy(struct htw_wheel *wheel);
+u64 htw_wheel_now(struct htw_wheel *wheel);
+unsigned int htw_advance(struct htw_wheel *wheel, u64 now);
+void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats);
+
+void htw_timer_init(struct htw_timer *timer, struct htw_wheel *wheel,
+		    htw_func_t func);
+int htw_add(struct htw_timer *timer, u64 expires, u64 period,
+	    enum htw_mode mode);
+int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
+	    enum htw_mode mode);
+bool htw_del(struct htw_timer *timer);
+int htw_del_sync(struct htw_timer *timer);
+bool htw_pending(const struct htw_timer *timer);
+
+#endif /* _HTW_CORE_H */
