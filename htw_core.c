@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * htw_core.c - a hierarchical timing wheel
+ * A hierarchical timing wheel
  *
  * The model
  * ---------
@@ -86,3 +86,884 @@
  * running; a callback asking to wait for itself would wait forever and is
  * refused.
  */
+
+#include <linux/bitmap.h>
+#include <linux/bitops.h>
+#include <linux/export.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/limits.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+#include "htw_core.h"
+
+/*
+ * A timer's @slot says where it is: idle, on the due list, or in the bucket
+ * of that number, (level << shift) | index, an index into wheel->buckets.
+ */
+#define HTW_SLOT_IDLE		U32_MAX
+#define HTW_SLOT_DUE		(U32_MAX - 1)
+
+/* "No tick": an empty wheel's next event, an unarmed hrtimer. */
+#define HTW_NEVER		U64_MAX
+
+struct htw_level {
+	u64 pending;	/* bit i set: bucket i of this level holds timers */
+	u64 nr_timers;
+};
+
+struct htw_wheel {
+	/* Set at creation and read-only after. */
+	u64 tick;			/* ns per level-0 bucket */
+	u64 origin;			/* clock value of tick 0, ns */
+	unsigned int shift;		/* wheel_size == 1 << shift */
+	unsigned int nr_levels;		/* levels reserved */
+	unsigned int budget;		/* callbacks per expiry run */
+	unsigned int flags;		/* HTW_WHEEL_* */
+	clockid_t clockid;
+	u8 level_of[BITS_PER_LONG_LONG + 1];	/* fls64(when - clk) -> level */
+	struct list_head *buckets;	/* nr_levels << shift of them */
+	struct hrtimer hrtimer;
+	wait_queue_head_t wq;		/* htw_del_sync() waits for @running */
+
+	spinlock_t lock;			/* see "Locking" above */
+	/* The following fields are protected by @lock. */
+	u64 clk;			/* ticks; all timers with when <= clk are due */
+	u64 clk_next_ns;		/* clock value at which clk + 1 begins */
+	u64 next;			/* earliest bucket start, or a lower bound */
+	u64 armed;			/* tick the hrtimer is set for, or HTW_NEVER */
+	u64 now;			/* a manual wheel's time, ns */
+	u64 nr_pending;			/* timers in buckets or on @due */
+	u64 nr_due;
+	struct list_head due;		/* timers whose callback is to run */
+	struct htw_timer *running;	/* timer whose callback runs now */
+	struct task_struct *running_task;	/* context that runs it */
+	bool expiring;			/* an expiry run is in progress */
+	bool dead;			/* htw_wheel_destroy() has begun */
+	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
+	u64 runs, fired, cascaded;	/* statistics */
+	struct htw_level levels[];
+};
+
+static inline bool htw_manual(const struct htw_wheel *wheel)
+{
+	return wheel->flags & HTW_WHEEL_MANUAL;
+}
+
+static inline u64 htw_size(const struct htw_wheel *wheel)
+{
+	return 1ULL << wheel->shift;
+}
+
+static inline u64 htw_mask(const struct htw_wheel *wheel)
+{
+	return htw_size(wheel) - 1;
+}
+
+static inline unsigned int htw_slot_level(const struct htw_wheel *wheel, u32 slot)
+{
+	return slot >> wheel->shift;
+}
+
+/* ceil(ns / tick) after the origin: the first tick boundary at or after ns. */
+static u64 htw_ns_to_when(const struct htw_wheel *wheel, u64 ns)
+{
+	u64 rem, q;
+
+	if (ns <= wheel->origin)
+		return 0;
+	q = div64_u64_rem(ns - wheel->origin, wheel->tick, &rem);
+	return q + !!rem;
+}
+
+/* floor(ns / tick) after the origin: the last tick boundary at or before ns. */
+static u64 htw_ns_to_tick(const struct htw_wheel *wheel, u64 ns)
+{
+	if (ns <= wheel->origin)
+		return 0;
+	return div64_u64(ns - wheel->origin, wheel->tick);
+}
+
+/* The clock value at which tick @t begins, saturated at U64_MAX. */
+static u64 htw_tick_to_ns(const struct htw_wheel *wheel, u64 t)
+{
+	u64 ns;
+
+	if (check_mul_overflow(t, wheel->tick, &ns) ||
+	    check_add_overflow(ns, wheel->origin, &ns))
+		return U64_MAX;
+	return ns;
+}
+
+static u64 htw_clock_now(const struct htw_wheel *wheel)
+{
+	if (wheel->clockid == CLOCK_BOOTTIME)
+		return ktime_get_boottime_ns();
+	return ktime_get_ns();
+}
+
+static void __htw_set_clk(struct htw_wheel *wheel, u64 clk)
+	__must_hold(&wheel->lock)
+{
+	wheel->clk = clk;
+	wheel->clk_next_ns = htw_tick_to_ns(wheel, clk + 1);
+}
+
+/*
+ * The bucket for a timer due at @when, and the tick that bucket expires at;
+ * HTW_SLOT_DUE if @when has passed.  Level k is the lowest whose span from
+ * its current bucket reaches @when (see "The model" above): the level whose
+ * span first covers when - clk, or the one above it when the distance
+ * crosses a bucket boundary of that level.
+ */
+static u32 __htw_slot(const struct htw_wheel *wheel, u64 when, u64 *start)
+	__must_hold(&wheel->lock)
+{
+	unsigned int level, s;
+	u64 v;
+
+	if (when <= wheel->clk)
+		return HTW_SLOT_DUE;
+
+	level = wheel->level_of[fls64(when - wheel->clk)];
+	s = level * wheel->shift;
+	if ((when >> s) - (wheel->clk >> s) >= htw_size(wheel)) {
+		level++;
+		s += wheel->shift;
+	}
+	v = when >> s;
+	*start = v << s;
+	return (level << wheel->shift) | (v & htw_mask(wheel));
+}
+
+/* Put @timer where its @when belongs; its place must be empty. */
+static void __htw_enqueue(struct htw_wheel *wheel, struct htw_timer *timer)
+	__must_hold(&wheel->lock)
+{
+	unsigned int level;
+	u64 start;
+	u32 slot;
+
+	lockdep_assert_held(&wheel->lock);
+
+	slot = __htw_slot(wheel, timer->when, &start);
+	WRITE_ONCE(timer->slot, slot);
+	if (slot == HTW_SLOT_DUE) {
+		list_add_tail(&timer->entry, &wheel->due);
+		wheel->nr_due++;
+		return;
+	}
+
+	list_add_tail(&timer->entry, &wheel->buckets[slot]);
+	level = htw_slot_level(wheel, slot);
+	wheel->levels[level].pending |= BIT_ULL(slot & htw_mask(wheel));
+	wheel->levels[level].nr_timers++;
+	__set_bit(level, wheel->level_map);
+	wheel->next = min(wheel->next, start);
+}
+
+/* Take @timer out of its bucket or the due list; it must be in one. */
+static void __htw_unlink(struct htw_wheel *wheel, struct htw_timer *timer)
+	__must_hold(&wheel->lock)
+{
+	struct htw_level *lvl;
+	unsigned int level;
+	u32 slot = timer->slot;
+
+	lockdep_assert_held(&wheel->lock);
+
+	list_del(&timer->entry);
+	WRITE_ONCE(timer->slot, HTW_SLOT_IDLE);
+	if (slot == HTW_SLOT_DUE) {
+		wheel->nr_due--;
+		return;
+	}
+
+	level = htw_slot_level(wheel, slot);
+	lvl = &wheel->levels[level];
+	lvl->nr_timers--;
+	if (list_empty(&wheel->buckets[slot])) {
+		lvl->pending &= ~BIT_ULL(slot & htw_mask(wheel));
+		if (!lvl->pending)
+			__clear_bit(level, wheel->level_map);
+	}
+}
+
+/*
+ * The earliest bucket start over the levels in use, HTW_NEVER if the wheel
+ * has no timer in a bucket.  On each level it is the first occupied bucket
+ * after the current one, in circular order; the current one is empty.
+ */
+static u64 __htw_next_event(const struct htw_wheel *wheel)
+	__must_hold(&wheel->lock)
+{
+	u64 next = HTW_NEVER;
+	unsigned int level;
+
+	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
+		unsigned int s = level * wheel->shift;
+		u64 pending = wheel->levels[level].pending;
+		u64 cur = (wheel->clk >> s) & htw_mask(wheel);
+		u64 ahead = pending & (~0ULL << cur);
+		u64 dist;
+
+		if (ahead)
+			dist = __ffs64(ahead) - cur;
+		else
+			dist = __ffs64(pending) + htw_size(wheel) - cur;
+		next = min(next, ((wheel->clk >> s) + dist) << s);
+	}
+	return next;
+}
+
+/*
+ * clk has just reached a bucket start: empty every bucket that starts at
+ * clk.  Level-0 timers become due; the others move down, to a lower level
+ * or, if due at clk, to the due list.
+ */
+static void __htw_expire_buckets(struct htw_wheel *wheel)
+	__must_hold(&wheel->lock)
+{
+	unsigned int level;
+
+	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
+		unsigned int s = level * wheel->shift;
+		u64 idx = (wheel->clk >> s) & htw_mask(wheel);
+		struct htw_level *lvl = &wheel->levels[level];
+		struct htw_timer *timer, *tmp;
+		LIST_HEAD(batch);
+
+		if (!(lvl->pending & BIT_ULL(idx)))
+			continue;
+
+		list_splice_init(&wheel->buckets[(level << wheel->shift) | idx],
+				 &batch);
+		lvl->pending &= ~BIT_ULL(idx);
+		if (!lvl->pending)
+			__clear_bit(level, wheel->level_map);
+
+		list_for_each_entry_safe(timer, tmp, &batch, entry) {
+			lvl->nr_timers--;
+			if (level)
+				wheel->cascaded++;
+			__htw_enqueue(wheel, timer);
+		}
+	}
+}
+
+/* Move clk to @target, expiring the buckets it passes, in order. */
+static void __htw_advance(struct htw_wheel *wheel, u64 target)
+	__must_hold(&wheel->lock)
+{
+	lockdep_assert_held(&wheel->lock);
+
+	for (;;) {
+		u64 next = __htw_next_event(wheel);
+
+		if (next > target) {
+			if (target > wheel->clk)
+				__htw_set_clk(wheel, target);
+			wheel->next = next;
+			return;
+		}
+		__htw_set_clk(wheel, next);
+		__htw_expire_buckets(wheel);
+	}
+}
+
+/*
+ * Before arming a timer on an hrtimer-driven wheel, bring clk up to the
+ * present if no bucket is due in between, so that the timer is placed by
+ * its distance from now rather than from the last expiry run.  Moving clk
+ * forward over empty buckets keeps every occupied bucket ahead of it.
+ */
+static void __htw_forward(struct htw_wheel *wheel, u64 now)
+	__must_hold(&wheel->lock)
+{
+	u64 t;
+
+	if (htw_manual(wheel) || now < wheel->clk_next_ns)
+		return;
+	t = htw_ns_to_tick(wheel, now);
+	if (t < wheel->next)
+		__htw_set_clk(wheel, t);
+}
+
+/*
+ * Arm the hrtimer for tick @t.  A tick at or before clk means timers are
+ * due: the hrtimer is then set for the present, which is after the start of
+ * the hrtimer run in progress, so that the next expiry run is a new one.
+ */
+static void __htw_program(struct htw_wheel *wheel, u64 t)
+	__must_hold(&wheel->lock)
+{
+	u64 ns;
+
+	lockdep_assert_held(&wheel->lock);
+
+	if (htw_manual(wheel) || wheel->dead || t == wheel->armed)
+		return;
+	if (t == HTW_NEVER) {
+		if (hrtimer_try_to_cancel(&wheel->hrtimer) >= 0)
+			wheel->armed = HTW_NEVER;
+		return;
+	}
+	if (t <= wheel->clk)
+		ns = htw_clock_now(wheel);
+	else
+		ns = min_t(u64, htw_tick_to_ns(wheel, t), KTIME_MAX);
+	hrtimer_start(&wheel->hrtimer, ns_to_ktime(ns), HRTIMER_MODE_ABS_SOFT);
+	wheel->armed = t;
+}
+
+/*
+ * Re-arm the hrtimer after the wheel changed, unless an expiry run is in
+ * progress: that run re-arms it when it ends.  Only an earlier event needs
+ * it; a later one leaves a spurious expiry run, which is cheaper.
+ */
+static void __htw_update(struct htw_wheel *wheel)
+	__must_hold(&wheel->lock)
+{
+	if (wheel->expiring)
+		return;
+	if (wheel->nr_due)
+		__htw_program(wheel, wheel->clk);
+	else if (!wheel->nr_pending)
+		__htw_program(wheel, HTW_NEVER);
+	else if (wheel->next < wheel->armed)
+		__htw_program(wheel, wheel->next);
+}
+
+/*
+ * Arm an idle @timer; @expires and @period are already validated.  Relative
+ * expiries count from the wheel's present time.
+ */
+static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
+		     u64 expires, u64 period, enum htw_mode mode)
+	__must_hold(&wheel->lock)
+{
+	u64 now = htw_manual(wheel) ? wheel->now : htw_clock_now(wheel);
+
+	if (mode == HTW_MODE_REL && check_add_overflow(now, expires, &expires))
+		return -ERANGE;
+
+	__htw_forward(wheel, now);
+	timer->expires = expires;
+	timer->period = period;
+	timer->when = htw_ns_to_when(wheel, expires);
+	__htw_enqueue(wheel, timer);
+	wheel->nr_pending++;
+	return 0;
+}
+
+static void __htw_disarm(struct htw_wheel *wheel, struct htw_timer *timer)
+	__must_hold(&wheel->lock)
+{
+	__htw_unlink(wheel, timer);
+	wheel->nr_pending--;
+	if (!wheel->nr_pending)
+		wheel->next = HTW_NEVER;
+}
+
+/*
+ * A periodic timer has expired at its @expires, and clk has reached at
+ * least its when.  Move @expires by whole periods to the first expiry still
+ * ahead of clk.  Return how many expiries that skipped over (at least the
+ * one at @expires), and set *@expired to the last of them.  Return 0 if the
+ * next expiry would not fit in 64 bits: the timer then ends.
+ */
+static u64 __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *timer,
+				u64 *expired)
+	__must_hold(&wheel->lock)
+{
+	u64 clk_ns = htw_tick_to_ns(wheel, wheel->clk);
+	u64 n = 1, last, next;
+
+	/* Expiries E + kP at or before clk's start are due too: count them. */
+	if (clk_ns != U64_MAX && timer->expires < clk_ns &&
+	    clk_ns - timer->expires >= timer->period)
+		n = div64_u64(clk_ns - timer->expires, timer->period) + 1;
+
+	if (check_mul_overflow(n - 1, timer->period, &last) ||
+	    check_add_overflow(last, timer->expires, &last) ||
+	    check_add_overflow(last, timer->period, &next))
+		return 0;
+	*expired = last;
+	timer->expires = next;
+	timer->when = htw_ns_to_when(wheel, next);
+	return n;
+}
+
+/*
+ * Run up to the wheel's budget of due callbacks, dropping the lock around
+ * each.  A periodic timer is put back into the wheel before its callback,
+ * so that the callback may cancel or move it like any armed timer.
+ * Return the number of callbacks run.
+ */
+static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
+	__must_hold(&wheel->lock)
+{
+	unsigned int done = 0;
+
+	lockdep_assert_held(&wheel->lock);
+
+	wheel->running_task = current;
+	while (done < wheel->budget && !list_empty(&wheel->due)) {
+		struct htw_timer *timer;
+		u64 expired, count = 0;
+		htw_func_t func;
+
+		timer = list_first_entry(&wheel->due, struct htw_timer, entry);
+		__htw_unlink(wheel, timer);
+		if (timer->period)
+			count = __htw_forward_period(wheel, timer, &expired);
+		if (count) {
+			__htw_enqueue(wheel, timer);
+		} else {
+			expired = timer->expires;
+			count = 1;
+			wheel->nr_pending--;
+		}
+
+		func = timer->func;
+		wheel->running = timer;
+		spin_unlock_irqrestore(&wheel->lock, *flags);
+
+		func(timer, expired, count);
+
+		spin_lock_irqsave(&wheel->lock, *flags);
+		wheel->running = NULL;
+		wheel->fired++;
+		done++;
+		if (wq_has_sleeper(&wheel->wq))
+			wake_up_all(&wheel->wq);
+	}
+	wheel->running_task = NULL;
+	if (!wheel->nr_pending)
+		wheel->next = HTW_NEVER;
+	return done;
+}
+
+static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
+{
+	struct htw_wheel *wheel = container_of(hrtimer, struct htw_wheel, hrtimer);
+	unsigned long flags;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	wheel->armed = HTW_NEVER;
+	wheel->expiring = true;
+	wheel->runs++;
+	__htw_advance(wheel, htw_ns_to_tick(wheel, htw_clock_now(wheel)));
+	__htw_run_due(wheel, &flags);
+	wheel->expiring = false;
+	__htw_update(wheel);
+	spin_unlock_irqrestore(&wheel->lock, flags);
+
+	return HRTIMER_NORESTART;
+}
+
+/**
+ * htw_wheel_create() - create a timing wheel
+ * @params: its tick, size, budget, clock and flags
+ *
+ * Reserves the buckets of every level the wheel may need, so that arming a
+ * timer never allocates.
+ *
+ * Context: Process context; may sleep.
+ * Return: the wheel, ERR_PTR(-EINVAL) for parameters out of range (see
+ * struct htw_wheel_params), or ERR_PTR(-ENOMEM).
+ */
+struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
+{
+	unsigned int shift, nr_levels, f;
+	struct htw_wheel *wheel;
+	u64 max_when, rem, i;
+
+	if (!params->tick_ns ||
+	    !is_power_of_2(params->wheel_size) ||
+	    params->wheel_size < HTW_WHEEL_SIZE_MIN ||
+	    params->wheel_size > HTW_WHEEL_SIZE_MAX ||
+	    (params->clockid != CLOCK_MONOTONIC &&
+	     params->clockid != CLOCK_BOOTTIME) ||
+	    (params->flags & ~HTW_WHEEL_MANUAL) ||
+	    (params->start_ns && !(params->flags & HTW_WHEEL_MANUAL)))
+		return ERR_PTR(-EINVAL);
+
+	shift = ilog2(params->wheel_size);
+	/* The latest tick any timer can be due at, and the levels it needs. */
+	max_when = div64_u64_rem(U64_MAX, params->tick_ns, &rem) + !!rem;
+	nr_levels = DIV_ROUND_UP(fls64(max_when), shift);
+
+	wheel = kzalloc(struct_size(wheel, levels, nr_levels), GFP_KERNEL);
+	if (!wheel)
+		return ERR_PTR(-ENOMEM);
+	wheel->nr_levels = nr_levels;
+	wheel->buckets = kvmalloc_array((size_t)nr_levels << shift,
+					sizeof(*wheel->buckets), GFP_KERNEL);
+	if (!wheel->buckets) {
+		kfree(wheel);
+		return ERR_PTR(-ENOMEM);
+	}
+	for (i = 0; i < (u64)nr_levels << shift; i++)
+		INIT_LIST_HEAD(&wheel->buckets[i]);
+
+	wheel->tick = params->tick_ns;
+	wheel->shift = shift;
+	wheel->budget = params->expire_budget ?: HTW_DEFAULT_BUDGET;
+	wheel->flags = params->flags;
+	wheel->clockid = params->clockid;
+	for (f = 1; f < ARRAY_SIZE(wheel->level_of); f++)
+		wheel->level_of[f] = min(DIV_ROUND_UP(f, shift), nr_levels) - 1;
+
+	spin_lock_init(&wheel->lock);
+	init_waitqueue_head(&wheel->wq);
+	INIT_LIST_HEAD(&wheel->due);
+	wheel->next = HTW_NEVER;
+	wheel->armed = HTW_NEVER;
+	if (htw_manual(wheel)) {
+		wheel->origin = params->start_ns;
+		wheel->now = params->start_ns;
+	} else {
+		wheel->origin = htw_clock_now(wheel);
+		hrtimer_init(&wheel->hrtimer, wheel->clockid, HRTIMER_MODE_ABS_SOFT);
+		wheel->hrtimer.function = htw_hrtimer_fn;
+	}
+	__htw_set_clk(wheel, 0);
+	return wheel;
+}
+EXPORT_SYMBOL_GPL(htw_wheel_create);
+
+/**
+ * htw_wheel_destroy() - destroy a timing wheel
+ * @wheel: the wheel, or NULL
+ *
+ * Waits for a running expiry run to finish.  The wheel must hold no timer:
+ * destroying one that does is a bug in the caller, reported with a warning;
+ * the wheel is then left allocated (and never fires again), so that the
+ * caller's later use of its timers does not touch freed memory.
+ *
+ * Context: Process context; may sleep.  Not from one of the wheel's callbacks.
+ */
+void htw_wheel_destroy(struct htw_wheel *wheel)
+{
+	unsigned long flags;
+	u64 pending;
+
+	if (!wheel)
+		return;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	wheel->dead = true;
+	pending = wheel->nr_pending;
+	spin_unlock_irqrestore(&wheel->lock, flags);
+
+	if (!htw_manual(wheel))
+		hrtimer_cancel(&wheel->hrtimer);
+
+	if (WARN(pending, "htw: wheel destroyed with %llu timers armed; leaking it\n",
+		 pending))
+		return;
+
+	kvfree(wheel->buckets);
+	kfree(wheel);
+}
+EXPORT_SYMBOL_GPL(htw_wheel_destroy);
+
+/**
+ * htw_wheel_now() - the present time on a wheel's clock
+ * @wheel: the wheel
+ *
+ * Context: Any context.
+ * Return: the clock's value in ns; for a manual wheel, the time of its
+ * latest htw_advance() (or its start time).
+ */
+u64 htw_wheel_now(struct htw_wheel *wheel)
+{
+	unsigned long flags;
+	u64 now;
+
+	if (!htw_manual(wheel))
+		return htw_clock_now(wheel);
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	now = wheel->now;
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	return now;
+}
+EXPORT_SYMBOL_GPL(htw_wheel_now);
+
+/**
+ * htw_advance() - move a manual wheel's time forward and run what is due
+ * @wheel: a wheel created with %HTW_WHEEL_MANUAL
+ * @now: the new time in ns; a time before the wheel's present is ignored
+ *
+ * Expires the buckets up to @now and runs the due callbacks, at most the
+ * wheel's expire_budget of them, in the caller's context.  Calls for one
+ * wheel must not run concurrently.
+ *
+ * Context: Any context the callbacks accept.
+ * Return: the number of callbacks run; a caller that got the full budget
+ * calls again to run the rest.
+ */
+unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
+{
+	unsigned long flags;
+	unsigned int done;
+
+	if (WARN_ON_ONCE(!htw_manual(wheel)))
+		return 0;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	if (WARN_ON_ONCE(wheel->expiring)) {
+		spin_unlock_irqrestore(&wheel->lock, flags);
+		return 0;
+	}
+	wheel->now = max(wheel->now, now);
+	wheel->expiring = true;
+	wheel->runs++;
+	__htw_advance(wheel, htw_ns_to_tick(wheel, wheel->now));
+	done = __htw_run_due(wheel, &flags);
+	wheel->expiring = false;
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	return done;
+}
+EXPORT_SYMBOL_GPL(htw_advance);
+
+/**
+ * htw_wheel_get_stats() - take a snapshot of a wheel's state
+ * @wheel: the wheel
+ * @stats: where to write it
+ *
+ * Context: Any context.
+ */
+void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
+{
+	unsigned long flags;
+	unsigned int level;
+
+	memset(stats, 0, sizeof(*stats));
+	stats->tick_ns = wheel->tick;
+	stats->wheel_size = htw_size(wheel);
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
+		stats->level[level] = wheel->levels[level].nr_timers;
+		stats->nr_levels = level + 1;
+	}
+	stats->pending = wheel->nr_pending;
+	stats->due = wheel->nr_due;
+	stats->runs = wheel->runs;
+	stats->fired = wheel->fired;
+	stats->cascaded = wheel->cascaded;
+	spin_unlock_irqrestore(&wheel->lock, flags);
+}
+EXPORT_SYMBOL_GPL(htw_wheel_get_stats);
+
+/**
+ * htw_timer_init() - prepare a timer for use on a wheel
+ * @timer: the timer
+ * @wheel: the wheel it will be armed on
+ * @func: its callback
+ *
+ * Context: Any context; @timer must not be armed.
+ */
+void htw_timer_init(struct htw_timer *timer, struct htw_wheel *wheel,
+		    htw_func_t func)
+{
+	INIT_LIST_HEAD(&timer->entry);
+	timer->expires = 0;
+	timer->period = 0;
+	timer->when = 0;
+	timer->func = func;
+	timer->wheel = wheel;
+	timer->slot = HTW_SLOT_IDLE;
+}
+EXPORT_SYMBOL_GPL(htw_timer_init);
+
+/**
+ * htw_add() - arm an idle timer
+ * @timer: the timer
+ * @expires: its expiry: ns on the wheel's clock, or ns from now
+ * @period: 0 for a one-shot timer, else the ns between its expiries
+ * @mode: whether @expires is absolute or relative
+ *
+ * An expiry already past makes the timer due at once: its callback runs in
+ * the wheel's next expiry run.
+ *
+ * Context: Any context.
+ * Return: 0; -EBUSY if @timer is already armed; -ERANGE if a relative
+ * @expires overflows the clock; -EINVAL for an unknown @mode.
+ */
+int htw_add(struct htw_timer *timer, u64 expires, u64 period,
+	    enum htw_mode mode)
+{
+	struct htw_wheel *wheel = timer->wheel;
+	unsigned long flags;
+	int ret;
+
+	if (mode != HTW_MODE_ABS && mode != HTW_MODE_REL)
+		return -EINVAL;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	if (timer->slot != HTW_SLOT_IDLE) {
+		ret = -EBUSY;
+	} else {
+		ret = __htw_arm(wheel, timer, expires, period, mode);
+		if (!ret)
+			__htw_update(wheel);
+	}
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(htw_add);
+
+/**
+ * htw_mod() - move a timer to a new expiry, armed or not
+ * @timer: the timer
+ * @expires: its new expiry: ns on the wheel's clock, or ns from now
+ * @period: its new period, 0 for one-shot
+ * @mode: whether @expires is absolute or relative
+ *
+ * Equivalent to htw_del() followed by htw_add(), but atomic, and without
+ * touching any list when the new expiry falls in the timer's bucket.
+ *
+ * Context: Any context.
+ * Return: 1 if @timer was armed, 0 if it was idle; -ERANGE if a relative
+ * @expires overflows the clock (the timer is then left as it was);
+ * -EINVAL for an unknown @mode.
+ */
+int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
+	    enum htw_mode mode)
+{
+	struct htw_wheel *wheel = timer->wheel;
+	unsigned long flags;
+	u64 when, start;
+	int ret;
+
+	if (mode != HTW_MODE_ABS && mode != HTW_MODE_REL)
+		return -EINVAL;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	if (mode == HTW_MODE_REL) {
+		u64 now = htw_manual(wheel) ? wheel->now : htw_clock_now(wheel);
+
+		if (check_add_overflow(now, expires, &expires)) {
+			ret = -ERANGE;
+			goto out_unlock;
+		}
+		mode = HTW_MODE_ABS;
+	}
+
+	ret = timer->slot != HTW_SLOT_IDLE;
+	if (ret && timer->slot != HTW_SLOT_DUE) {
+		when = htw_ns_to_when(wheel, expires);
+		if (__htw_slot(wheel, when, &start) == timer->slot) {
+			timer->expires = expires;
+			timer->period = period;
+			timer->when = when;
+			goto out_unlock;
+		}
+	}
+	if (ret)
+		__htw_disarm(wheel, timer);
+	__htw_arm(wheel, timer, expires, period, mode);
+	__htw_update(wheel);
+out_unlock:
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(htw_mod);
+
+/**
+ * htw_del() - disarm a timer
+ * @timer: the timer
+ *
+ * Does not wait for the timer's callback if it is running now; see
+ * htw_del_sync().
+ *
+ * Context: Any context; never sleeps.
+ * Return: true if @timer was armed, false if it was idle.
+ */
+bool htw_del(struct htw_timer *timer)
+{
+	struct htw_wheel *wheel = timer->wheel;
+	unsigned long flags;
+	bool ret;
+
+	if (!htw_pending(timer))
+		return false;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	ret = timer->slot != HTW_SLOT_IDLE;
+	if (ret) {
+		__htw_disarm(wheel, timer);
+		__htw_update(wheel);
+	}
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(htw_del);
+
+/**
+ * htw_del_sync() - disarm a timer and wait for its callback to finish
+ * @timer: the timer
+ *
+ * On return @timer is idle and its callback is not running, unless another
+ * context arms it again.  The callback itself must not call this for its
+ * own timer: it would wait for itself forever.
+ *
+ * Context: Process context; may sleep.
+ * Return: 1 if @timer was armed, 0 if it was idle; -EDEADLK, leaving the
+ * timer as it was, when called from @timer's own callback.
+ */
+int htw_del_sync(struct htw_timer *timer)
+{
+	struct htw_wheel *wheel = timer->wheel;
+	unsigned long flags;
+	int ret = 0;
+
+	for (;;) {
+		spin_lock_irqsave(&wheel->lock, flags);
+		if (wheel->running == timer && wheel->running_task == current) {
+			spin_unlock_irqrestore(&wheel->lock, flags);
+			return -EDEADLK;
+		}
+		if (timer->slot != HTW_SLOT_IDLE) {
+			__htw_disarm(wheel, timer);
+			__htw_update(wheel);
+			ret = 1;
+		}
+		if (wheel->running != timer) {
+			spin_unlock_irqrestore(&wheel->lock, flags);
+			return ret;
+		}
+		spin_unlock_irqrestore(&wheel->lock, flags);
+
+		might_sleep();
+		wait_event(wheel->wq, READ_ONCE(wheel->running) != timer);
+	}
+}
+EXPORT_SYMBOL_GPL(htw_del_sync);
+
+/**
+ * htw_pending() - whether a timer is armed
+ * @timer: the timer
+ *
+ * A periodic timer stays armed until it is deleted; a one-shot timer stops
+ * being armed when its callback is about to run.
+ *
+ * Context: Any context.  Without the caller's own serialisation the answer
+ * may be stale by the time it is read.
+ * Return: true if @timer is in a bucket or due.
+ */
+bool htw_pending(const struct htw_timer *timer)
+{
+	return READ_ONCE(timer->slot) != HTW_SLOT_IDLE;
+}
+EXPORT_SYMBOL_GPL(htw_pending);
