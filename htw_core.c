@@ -473,31 +473,28 @@ static void __htw_disarm(struct htw_wheel *wheel, struct htw_timer *timer)
 
 /*
  * A periodic timer has expired at its @expires, and clk has reached at
- * least its when.  Move @expires by whole periods to the first expiry still
- * ahead of clk.  Return how many expiries that skipped over (at least the
- * one at @expires), and set *@expired to the last of them.  Return 0 if the
- * next expiry would not fit in 64 bits: the timer then ends.
+ * least its when.  Return how many of its expiries E + kP have passed (those
+ * at or before clk's start, at least the one at E) and set *@expired to the
+ * last of them.  Move the timer to the expiry after that and return true, or
+ * return false if that would not fit in 64 bits: the timer then ends.
  */
-static u64 __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *timer,
-				u64 *expired)
+static bool __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *timer,
+				 u64 *expired, u64 *count)
 	__must_hold(&wheel->lock)
 {
 	u64 clk_ns = htw_tick_to_ns(wheel, wheel->clk);
-	u64 n = 1, last, next;
+	u64 n = 1;
 
-	/* Expiries E + kP at or before clk's start are due too: count them. */
-	if (clk_ns != U64_MAX && timer->expires < clk_ns &&
-	    clk_ns - timer->expires >= timer->period)
+	if (timer->expires < clk_ns && clk_ns - timer->expires >= timer->period)
 		n = div64_u64(clk_ns - timer->expires, timer->period) + 1;
 
-	if (check_mul_overflow(n - 1, timer->period, &last) ||
-	    check_add_overflow(last, timer->expires, &last) ||
-	    check_add_overflow(last, timer->period, &next))
-		return 0;
-	*expired = last;
-	timer->expires = next;
-	timer->when = htw_ns_to_when(wheel, next);
-	return n;
+	/* (n - 1) * P <= clk_ns - E: neither can overflow. */
+	*expired = timer->expires + (n - 1) * timer->period;
+	*count = n;
+	if (check_add_overflow(*expired, timer->period, &timer->expires))
+		return false;
+	timer->when = htw_ns_to_when(wheel, timer->expires);
+	return true;
 }
 
 /*
@@ -516,18 +513,17 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 	wheel->running_task = current;
 	while (done < wheel->budget && !list_empty(&wheel->due)) {
 		struct htw_timer *timer;
-		u64 expired, count = 0;
+		u64 expired = 0, count = 1;
 		htw_func_t func;
 
 		timer = list_first_entry(&wheel->due, struct htw_timer, entry);
 		__htw_unlink(wheel, timer);
-		if (timer->period)
-			count = __htw_forward_period(wheel, timer, &expired);
-		if (count) {
+		if (timer->period &&
+		    __htw_forward_period(wheel, timer, &expired, &count)) {
 			__htw_enqueue(wheel, timer);
 		} else {
-			expired = timer->expires;
-			count = 1;
+			if (!timer->period)
+				expired = timer->expires;
 			wheel->nr_pending--;
 		}
 
