@@ -34,6 +34,9 @@ struct htw_timer;
  * htw_advance()) without the wheel's lock held.  It may add, modify or
  * delete any timer of the wheel, including @timer, but must not sleep.
  * When it runs, a periodic @timer is already armed for its next expiry.
+ * A one-shot @timer is idle when its callback starts, and the wheel does
+ * not touch it after calling @func: unless re-armed, it may be freed by the
+ * callback or by whoever the callback hands it to.
  */
 typedef void (*htw_func_t)(struct htw_timer *timer, u64 expired, u64 count);
 
