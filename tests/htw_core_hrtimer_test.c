@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for the wheel of htw_core.c on a real clock
+ *
+ * These cases let the wheel's own hrtimer drive it, with waits of a few
+ * milliseconds.  "Never early" is exact here too; "at most one tick late"
+ * is not, because the callback also waits for the softirq to run, which
+ * under UML can take long: the upper bound is a generous second.
+ */
+
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/time64.h>
+
+#include "htw_test.h"
+
+#define HTW_HR_TICK		NSEC_PER_MSEC
+#define HTW_HR_SLACK		NSEC_PER_SEC
+
+struct htw_hr_case {
+	const char *desc;
+	clockid_t clockid;
+};
+
+static const struct htw_hr_case htw_hr_cases[] = {
+	{ "CLOCK_MONOTONIC", CLOCK_MONOTONIC },
+	{ "CLOCK_BOOTTIME", CLOCK_BOOTTIME },
+};
+
+KUNIT_ARRAY_PARAM_DESC(htw_hr_cases, htw_hr_cases, desc);
+
+static struct htw_wheel *htw_hr_wheel(struct kunit *test, clockid_t clockid)
+{
+	struct htw_wheel_params params = {
+		.tick_ns = HTW_HR_TICK,
+		.wheel_size = 64,
+		.clockid = clockid,
+	};
+
+	return htw_test_wheel_params(test, &params);
+}
+
+/*
+ * The completion the callbacks signal lives as long as the case's timers:
+ * a case that gives up waiting leaves them armed until its .exit.
+ */
+static struct completion *htw_hr_done(struct kunit *test)
+{
+	struct htw_test *ctx = test->priv;
+	struct completion *done;
+
+	done = kunit_kzalloc(test, sizeof(*done), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, done);
+	init_completion(done);
+	ctx->priv = done;
+	return done;
+}
+
+/* Completes ctx->priv once the timer has run @arg times. */
+static void htw_hr_complete(struct htw_test_timer *t)
+{
+	if (t->fires == t->arg)
+		complete(t->ctx->priv);
+}
+
+/* Timers a few ticks apart run in order, each at or after its expiry. */
+static void htw_core_hrtimer_timers_run_never_early(struct kunit *test)
+{
+	const struct htw_hr_case *p = test->param_value;
+	static const u64 delays_ms[] = { 1, 3, 3, 7, 20 };
+	const unsigned int n = ARRAY_SIZE(delays_ms);
+	struct completion *done;
+	struct htw_wheel *wheel;
+	struct htw_test_timer *t;
+	unsigned int i;
+	u64 start;
+
+	done = htw_hr_done(test);
+	wheel = htw_hr_wheel(test, p->clockid);
+	t = htw_test_timers(test, wheel, n);
+	t[n - 1].action = htw_hr_complete;
+	t[n - 1].arg = 1;
+
+	start = htw_wheel_now(wheel);
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test, htw_add(&t[i].timer, start + delays_ms[i] *
+					      NSEC_PER_MSEC, 0, HTW_MODE_ABS),
+				0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done, 5 * HZ), 0);
+
+	for (i = 0; i < n; i++) {
+		u64 expires = start + delays_ms[i] * NSEC_PER_MSEC;
+
+		KUNIT_EXPECT_EQ_MSG(test, t[i].fires, 1, "timer %u", i);
+		KUNIT_EXPECT_EQ(test, t[i].expired, expires);
+		KUNIT_EXPECT_GE_MSG(test, t[i].fired_at, expires,
+				    "timer %u ran %llu ns early", i,
+				    expires - t[i].fired_at);
+		KUNIT_EXPECT_LT_MSG(test, t[i].fired_at, expires + HTW_HR_SLACK,
+				    "timer %u", i);
+		if (i && delays_ms[i] > delays_ms[i - 1])
+			KUNIT_EXPECT_GT_MSG(test, t[i].seq, t[i - 1].seq,
+					    "timer %u", i);
+	}
+}
+
+/*
+ * A periodic timer runs until htw_del_sync(), which finds it pending and,
+ * once it returns, leaves no callback running or to come.
+ */
+static void htw_core_hrtimer_del_sync_stops_periodic_timer(struct kunit *test)
+{
+	const struct htw_hr_case *p = test->param_value;
+	const u64 period = 2 * HTW_HR_TICK;
+	struct htw_wheel_stats stats;
+	struct completion *done;
+	struct htw_wheel *wheel;
+	struct htw_test_timer *t;
+	unsigned int fires;
+	u64 first;
+
+	done = htw_hr_done(test);
+	wheel = htw_hr_wheel(test, p->clockid);
+	t = htw_test_timers(test, wheel, 1);
+	t->action = htw_hr_complete;
+	t->arg = 5;
+
+	first = htw_wheel_now(wheel) + period;
+	KUNIT_ASSERT_EQ(test, htw_add(&t->timer, first, period, HTW_MODE_ABS),
+			0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done, 5 * HZ), 0);
+	KUNIT_EXPECT_EQ(test, htw_del_sync(&t->timer), 1);
+	fires = READ_ONCE(t->fires);
+	KUNIT_EXPECT_GE(test, fires, 5);
+	KUNIT_EXPECT_GE(test, t->expired, first + 4 * period);
+	KUNIT_EXPECT_GE(test, t->fired_at, t->expired);
+
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(t->fires), fires);
+	KUNIT_EXPECT_FALSE(test, htw_pending(&t->timer));
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.pending, 0);
+}
+
+static struct kunit_case htw_core_hrtimer_test_cases[] = {
+	KUNIT_CASE_PARAM(htw_core_hrtimer_timers_run_never_early,
+			 htw_hr_cases_gen_params),
+	KUNIT_CASE_PARAM(htw_core_hrtimer_del_sync_stops_periodic_timer,
+			 htw_hr_cases_gen_params),
+	{}
+};
+
+static struct kunit_suite htw_core_hrtimer_test_suite = {
+	.name = "htw_core_hrtimer",
+	.init = htw_test_init,
+	.exit = htw_test_exit,
+	.test_cases = htw_core_hrtimer_test_cases,
+};
+
+kunit_test_suite(htw_core_hrtimer_test_suite);
