@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * htw_core.c - a hierarchical timing wheel
+ * A hierarchical timing wheel
  *
  * The model
  * ---------

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * htw_core.h - hierarchical timing wheel: the kernel API
+ * Hierarchical timing wheel: the kernel API
  *
  * A wheel holds any number of timers and runs each one's callback once its
  * expiry has passed.  The promise, for a wheel of tick T:

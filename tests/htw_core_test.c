@@ -26,6 +26,7 @@ static struct kunit_suite htw_core_test_suite = {
 	.name = "htw_core",
 	.test_cases = htw_core_test_cases,
 };
+
 kunit_test_suite(htw_core_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the htw timing wheel");
