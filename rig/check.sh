@@ -22,7 +22,14 @@ SELFTESTS=(
 	"warn:rig:kernel log clean"
 )
 
-section() { printf '\n== %s\n' "$*"; }
+# section NAME - start a part of the run; say how long the last one took
+SECTION=
+section() {
+	[[ -z $SECTION ]] || log "$SECTION took $((SECONDS - SECTION_START))s"
+	SECTION=$1 SECTION_START=$SECONDS
+	[[ -n $1 ]] && printf '\n== %s\n' "$1"
+	return 0
+}
 
 # Whatever stops this script early still leaves CI a last line to read.
 on_exit() {
@@ -78,6 +85,7 @@ main() {
 	rm -rf "$RUN"
 	mkdir -p "$RUN"
 	trap on_exit EXIT
+	section "packages and kernel source"
 	"$RIG_DIR/deps.sh"
 	ksrc_prepare
 	KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
@@ -103,6 +111,8 @@ main() {
 		results+=("$RUN/selftest.json")
 	fi
 
+	section ""
+	log "make check took ${SECONDS}s"
 	touch "$RUN/.summary-printed"
 	"$REPORT" total --line "$RUN/summary" "${results[@]}"
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # rig/debian.sh - the "debian" kind of tier: the kernel a Debian 12 user
 # really runs (the newest cloud kernel of a series), booted under QEMU with
 # an initramfs of busybox, the modules and the static test programs.

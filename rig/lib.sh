@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # rig/lib.sh - what every rig script shares.  Sourced, never run.
 #
 # Everything the rig makes goes to one of two places:

@@ -108,12 +108,12 @@ def log_messages(text):
         yield n, LOG_PREFIX.sub("", line, count=1)
 
 
-def scan_log(text):
+def scan_log(text, label):
     """The lines of a kernel log that report a problem."""
     found = []
     for n, msg in log_messages(text):
         if any(p.match(msg) for p in BAD_LOG):
-            found.append("line %d: %s" % (n, msg.strip()))
+            found.append("%s:%d: %s" % (label, n, msg.strip()))
     return found
 
 
@@ -140,11 +140,32 @@ def has_kunit_suites(ko):
         return False
 
 
-def kunit_leaves(group):
+def kunit_leaves(group, path=""):
+    """The cases that have no subtests, as ("suite.case", status)."""
     for case in group.get("test_cases", []):
-        yield case
+        yield path + case["name"], case["status"]
     for sub in group.get("sub_groups", []):
-        yield from kunit_leaves(sub)
+        yield from kunit_leaves(sub, path + sub["name"] + ".")
+
+
+# (K)TAP lines that say nothing about why a test failed
+TAP_NOISE = re.compile(r"^(KTAP version|TAP version|1\.\.|# Subtest:|"
+                       r"# module:|# Starting |#\s+RUN |#\s+FAIL |#\s+OK )")
+
+
+def tap_diagnostics(text):
+    """What (K)TAP said before each failed result: {name: [lines]}."""
+    diag, lines = {}, []
+    for _, msg in log_messages(text):
+        msg = msg.strip()
+        m = TAP_RESULT.match(msg)
+        if m:
+            if m.group(1) == "not ok":
+                diag[m.group(3)] = lines
+            lines = []
+        elif msg and not TAP_NOISE.match(msg):
+            lines.append(msg)
+    return diag
 
 
 def judge_kunit(unit, d, mod, dmesg, kunit_py):
@@ -165,11 +186,14 @@ def judge_kunit(unit, d, mod, dmesg, kunit_py):
     except (OSError, ValueError):
         tree = {}
     bad = 0
-    for case in kunit_leaves(tree):
-        status = {"PASS": "pass", "SKIP": "skip"}.get(case["status"], "fail")
+    diag = tap_diagnostics(seg)
+    for case, kstatus in kunit_leaves(tree):
+        status = {"PASS": "pass", "SKIP": "skip"}.get(kstatus, "fail")
         bad += status == "fail"
-        unit.add("kunit", "%s: %s" % (mod, case["name"]), status,
-                 "" if status == "pass" else case["status"])
+        detail = ""
+        if status != "pass":
+            detail = "\n".join([kstatus] + diag.get(case.split(".")[-1], [])[:6])
+        unit.add("kunit", case, status, detail)
     # kunit.py also fails a run whose plan and results disagree.
     if rc and not bad:
         unit.add("kunit", mod, False,
@@ -179,6 +203,7 @@ def judge_kunit(unit, d, mod, dmesg, kunit_py):
 def judge_tap(unit, name, text, rc):
     results, plan, skip_all = 0, None, None
     bad = 0
+    diag = tap_diagnostics(text)
     for line in text.splitlines():
         m = TAP_PLAN.match(line)
         if m:
@@ -196,7 +221,8 @@ def judge_tap(unit, name, text, rc):
             unit.add("user", "%s: %s" % (name, test), "skip", directive)
         else:
             bad += not ok
-            unit.add("user", "%s: %s" % (name, test), ok, "" if ok else line)
+            unit.add("user", "%s: %s" % (name, test), ok,
+                     "" if ok else "\n".join([line] + diag.get(test, [])[:6]))
     if skip_all is not None:
         unit.add("user", name, "skip", skip_all)
     elif plan is None or results < plan:
@@ -209,6 +235,7 @@ def judge_tap(unit, name, text, rc):
 
 
 def cmd_tier(d, kunit_py):
+    d = os.path.abspath(d)      # kunit.py changes its directory
     name = os.path.basename(os.path.normpath(d))
     unit = Unit(name, read(os.path.join(d, "kernel")).strip())
     host = dict(read_steps(os.path.join(d, "steps")))
@@ -236,9 +263,11 @@ def cmd_tier(d, kunit_py):
     guest = read_steps(os.path.join(out, "steps"))
     gdict = dict(guest)
     modules = [m for m in read(os.path.join(d, "modules")).split() if m]
-    dmesg = read(os.path.join(out, "dmesg.txt"))
     # A guest that died has no dmesg.txt; its console has the kernel log.
-    log = dmesg or read(os.path.join(d, "console.log"))
+    log_file = os.path.join(out, "dmesg.txt")
+    if not os.path.exists(log_file):
+        log_file = os.path.join(d, "console.log")
+    log = read(log_file)
 
     for ko in modules:
         mod = os.path.basename(ko)[:-3].replace("-", "_")
@@ -264,7 +293,7 @@ def cmd_tier(d, kunit_py):
         judge_tap(unit, t, read(os.path.join(out, "tests", t + ".tap")),
                   ran[t])
 
-    found = scan_log(log)
+    found = scan_log(log, os.path.relpath(log_file))
     with open(os.path.join(d, "log-findings.txt"), "w") as f:
         f.write("".join(x + "\n" for x in found))
     unit.add("rig", "kernel log clean", not found,

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # rig/tier.sh - run htw in one tier's kernel.  Sourced by rig/check.sh and
 # rig/run.sh after rig/lib.sh.
 #
@@ -17,7 +18,7 @@
 # the report and not the end of "make check"; run it in a subshell, since
 # a failure exits.
 run_tier() {
-	local run=$1 name=$2 mode=$3 console=${4:-} kind arg out rc=0
+	local run=$1 name=$2 mode=$3 console=${4:-} kind arg out t0 rc=0
 	out=$run/$name
 	rm -rf "$out"
 	mkdir -p "$out"
@@ -36,9 +37,9 @@ run_tier() {
 	((rc == 0)) || return "$rc"
 
 	log "$name: booting $KDESC"
-	SECONDS=0
+	t0=$SECONDS
 	"${kind}_boot" "$out" "$run/bin" "$mode" ${console:+"$console"} || rc=$?
 	echo "boot $rc" >>"$out/steps"
-	log "$name: guest exited with $rc after ${SECONDS}s"
+	log "$name: guest exited with $rc after $((SECONDS - t0))s"
 	return "$rc"
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # rig/uml.sh - the "uml" kind of tier: a user-mode Linux kernel built from
 # $KSRC with config fragments from rig/, booted as a host process whose
 # root is the host's own file system (hostfs).  Sourced by rig/tier.sh.
