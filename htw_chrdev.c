@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * htw_chrdev.c - /dev/htw: timers of the wheel for user space
+ * /dev/htw: timers of the wheel for user space
  */
 
 #include <linux/fs.h>

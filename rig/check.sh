@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rig/check.sh - "make check": lint, htw in every tier of rig/tiers, and the
+# rig's own self-test; one summary, whose last line is
+# "N passed, M failed[, K skipped]", and a non-zero exit on any failure.
+# shellcheck source=rig/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=rig/tier.sh
+source "$RIG_DIR/tier.sh"
+
+RUN=$HTW_BUILD/check
+REPORT=$RIG_DIR/report.py
+: "${HTW_TIERS:=$(tier_names | xargs)}"
+# An injected run is itself the proof; it needs no self-test on top.
+: "${HTW_SELFTEST:=$([[ -n $HTW_INJECT ]] && echo 0 || echo 1)}"
+
+# The injections of the self-test, and the failure each must cause:
+# "HTW_INJECT value:group of the failed test[:its name]".
+SELFTESTS=(
+	"kunit:kunit"
+	"user:user"
+	"warn:rig:kernel log clean"
+)
+
+# section NAME - start a part of the run; say how long the last one took
+SECTION=
+section() {
+	[[ -z $SECTION ]] || log "$SECTION took $((SECONDS - SECTION_START))s"
+	SECTION=$1 SECTION_START=$SECONDS
+	[[ -n $1 ]] && printf '\n== %s\n' "$1"
+	return 0
+}
+
+# Whatever stops this script early still leaves CI a last line to read.
+on_exit() {
+	local rc=$?
+	((rc == 0)) || [[ -e $RUN/.summary-printed ]] ||
+		echo "0 passed, 1 failed" | tee "$RUN/summary"
+}
+
+# build_programs RUN UNIT - the static programs, recorded as tests: a
+# program that does not build must not just vanish from the run.
+build_programs() {
+	local run=$1 path rc
+	build_user_binaries "$run/bin"
+	while read -r path rc; do
+		"$REPORT" record "$run/programs.json" programs build "$path" \
+			"$( ((rc)) && echo fail || echo pass)" \
+			"$( ((rc)) && grep -A3 "^$HTW_TOP/$path" "$run/bin/build.log" | head -n 8)"
+	done <"$run/bin/status"
+}
+
+# selftest - each deliberate failure, alone, must turn the UML tier red.
+# Its own build directory keeps the injected code out of the real run.
+selftest() {
+	local spec inj group name dir
+	for spec in "${SELFTESTS[@]}"; do
+		IFS=: read -r inj group name <<<"$spec"
+		dir=$HTW_BUILD/selftest/$inj
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		log "self-test: HTW_INJECT=$inj"
+		(
+			export HTW_INJECT=$inj
+			build_user_binaries "$dir/bin"
+			run_tier "$dir" uml check
+		) >"$dir/rig.log" 2>&1 || true
+		"$REPORT" tier "$dir/uml" "$KUNIT_PY" >"$dir/summary.txt"
+		if "$REPORT" expect "$dir/uml/result.json" "$group" ${name:+"$name"}; then
+			"$REPORT" record "$RUN/selftest.json" selftest selftest \
+				"HTW_INJECT=$inj turns the run red" pass
+		else
+			"$REPORT" record "$RUN/selftest.json" selftest selftest \
+				"HTW_INJECT=$inj turns the run red" fail \
+				"expected a failed $group test ${name:+"($name)"}; see $dir"
+		fi
+		sed 's/^/  /' "$dir/summary.txt"
+	done
+}
+
+main() {
+	local tier
+	local -a results=()
+
+	rm -rf "$RUN"
+	mkdir -p "$RUN"
+	trap on_exit EXIT
+	section "packages and kernel source"
+	"$RIG_DIR/deps.sh"
+	ksrc_prepare
+	KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
+
+	section "lint"
+	"$RIG_DIR/lint.sh" "$RUN/lint.json" || true
+	results+=("$RUN/lint.json")
+
+	section "programs"
+	build_programs "$RUN"
+	results+=("$RUN/programs.json")
+
+	for tier in $HTW_TIERS; do
+		section "tier $tier"
+		(run_tier "$RUN" "$tier" check) || true
+		"$REPORT" tier "$RUN/$tier" "$KUNIT_PY"
+		results+=("$RUN/$tier/result.json")
+	done
+
+	if ((HTW_SELFTEST)); then
+		section "self-test: each deliberate failure turns the UML tier red"
+		selftest
+		results+=("$RUN/selftest.json")
+	fi
+
+	section ""
+	log "make check took ${SECONDS}s"
+	touch "$RUN/.summary-printed"
+	"$REPORT" total --line "$RUN/summary" "${results[@]}"
+}
+
+main "$@"

@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# rig/guest.sh - PID 1 of every guest the rig boots.
+#
+# The same script runs in UML, where / is the host's root through hostfs,
+# and as /init of an initramfs under QEMU.  It loads the modules, runs the
+# tests (or the demo), unloads the modules in reverse and powers off.  It
+# judges nothing: it records what happened under $HTW_OUT and the host's
+# rig/report.py decides.  POSIX sh: it runs under dash and busybox ash.
+#
+# The plan (rig/tier.sh writes it) sets:
+#   HTW_MODE     check: run the tests; run: run the demo
+#   HTW_OUT      where the results go
+#   HTW_MODULES  modules to load, in order
+#   HTW_TESTS    test programs to run
+#   HTW_TOOLS    directory of the tools (htwctl, ...), put on $PATH
+#   HTW_DEMO     the demo script for "run"
+#   HTW_EXPORT   a serial port to copy the results to before power-off, for
+#                guests that cannot write to the host's files
+BB=/bin/busybox
+# shellcheck source=/dev/null
+. "${HTW_PLAN:-/htw/plan}"
+PATH=$HTW_TOOLS:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+say() { echo "htw-guest: $*" >/dev/console; }
+
+# mark - a line in the kernel log that tells the host where each step's
+# kernel messages (a KUnit module's KTAP above all) begin.
+mark() { echo "htw-rig: $*" >/dev/kmsg; }
+
+step() { echo "$*" >>"$HTW_OUT/steps"; }
+
+modname() { basename "$1" .ko | tr - _; }
+
+$BB mount -t proc proc /proc
+$BB mount -t sysfs sysfs /sys
+$BB mount -t devtmpfs devtmpfs /dev
+# Whatever a step prints that is not a result goes to the console.
+exec </dev/null >/dev/console 2>&1
+$BB mkdir -p "$HTW_OUT/tests"
+: >"$HTW_OUT/steps"
+
+loaded=
+for m in $HTW_MODULES; do
+	mark "load $(modname "$m")"
+	say "insmod $(modname "$m")"
+	$BB insmod "$m"
+	rc=$?
+	step "load $(modname "$m") $rc"
+	[ $rc -eq 0 ] && loaded="$(modname "$m") $loaded"
+done
+
+if [ "$HTW_MODE" = run ]; then
+	mark "demo"
+	sh "$HTW_DEMO" </dev/console >/dev/console 2>&1
+else
+	for t in $HTW_TESTS; do
+		name=$(basename "$t")
+		mark "test $name"
+		say "running $name"
+		"$t" >"$HTW_OUT/tests/$name.tap" 2>&1 </dev/null
+		step "test $name $?"
+	done
+fi
+
+# $loaded is already in reverse order of loading.
+for m in $loaded; do
+	mark "unload $m"
+	say "rmmod $m"
+	$BB rmmod "$m"
+	step "unload $m $?"
+done
+
+mark "end"
+$BB dmesg >"$HTW_OUT/dmesg.txt"
+echo "done" >"$HTW_OUT/done"
+
+if [ -n "$HTW_EXPORT" ]; then
+	(cd "$HTW_OUT" && for f in $($BB find . -type f); do
+		echo "==htw-file ${f#./}"
+		cat "$f"
+		echo
+	done; echo "==htw-end") >"$HTW_EXPORT"
+fi
+
+say "power off"
+$BB poweroff -f

@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# rig/lib.sh - what every rig script shares.  Sourced, never run.
+#
+# Everything the rig makes goes to one of two places:
+#   $HTW_CACHE  kernels, their sources and Debian's packages: slow to make,
+#               shared by every checkout on the machine, keyed by content
+#   $HTW_BUILD  one checkout's modules, binaries and results: cheap, thrown
+#               away freely
+set -euo pipefail
+
+RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+HTW_TOP=$(cd "$RIG_DIR/.." && pwd)
+
+: "${HTW_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/htw}"
+: "${HTW_BUILD:=$HTW_TOP/build}"
+: "${HTW_JOBS:=2}"
+# Seconds a guest may take from power-on to power-off.
+: "${HTW_TIMEOUT:=300}"
+# kunit, user or warn: compile in a deliberate failure (see tests/inject*).
+: "${HTW_INJECT:=}"
+
+# The kernel source every tier shares: the UML kernel, checkpatch.pl,
+# kunit.py and the kselftest harness all come from it.
+KSRC_PKG=linux-source-6.12
+KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+
+log() { printf 'rig: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# hash_files FILE... - a short content hash, for cache keys
+hash_files() { cat "$@" | sha256sum | cut -c1-16; }
+
+# hash_str STRING... - the same for a string
+hash_str() { printf '%s\n' "$@" | sha256sum | cut -c1-16; }
+
+# with_lock NAME CMD... - run CMD holding a machine-wide lock on NAME, so
+# that two checkouts running the rig at once fill the cache only once.
+with_lock() {
+	local name=$1
+	shift
+	mkdir -p "$HTW_CACHE"
+	(
+		flock 9
+		"$@"
+	) 9>"$HTW_CACHE/.$name.lock"
+}
+
+# The tiers: rig/tiers has one line per tier, "name kind argument".
+tier_names() { awk '!/^#/ && NF { print $1 }' "$RIG_DIR/tiers"; }
+tier_field() {
+	awk -v t="$1" -v f="$2" '!/^#/ && $1 == t { print $f; found = 1 }
+		END { exit !found }' "$RIG_DIR/tiers" || die "no tier '$1' in rig/tiers"
+}
+
+# ksrc_prepare - unpack $KSRC_TARBALL, apply the rig's patches, set KSRC.
+# The tree is keyed on the package version and the patches, so it is
+# unpacked again only when either changes.
+ksrc_prepare() {
+	[[ -r $KSRC_TARBALL ]] || die "$KSRC_TARBALL missing (rig/deps.sh installs $KSRC_PKG)"
+	local version patches key
+	version=$(dpkg-query -W -f='${Version}' "$KSRC_PKG" 2>/dev/null ||
+		  stat -c '%s-%Y' "$KSRC_TARBALL")
+	patches=("$RIG_DIR"/patches/*.patch)
+	key=$(hash_str "$version" "$(hash_files "${patches[@]}")")
+	KSRC=$HTW_CACHE/src/$KSRC_PKG-$key
+	[[ -e $KSRC/.htw-ready ]] || with_lock src ksrc_unpack "$KSRC" "${patches[@]}"
+	cache_touch "$KSRC"
+	export KSRC
+}
+
+# cache_touch DIR - mark DIR as in use and forget its siblings that no
+# checkout has used for two days (older versions, patches, fragments).
+cache_touch() {
+	touch "$1"
+	find "$(dirname "$1")" -mindepth 1 -maxdepth 1 -type d -mtime +2 \
+		-exec rm -rf {} + 2>/dev/null || true
+}
+
+ksrc_unpack() {
+	local dst=$1 tmp p
+	shift
+	[[ -e $dst/.htw-ready ]] && return 0	# another checkout won the lock
+	log "unpacking $KSRC_TARBALL into $dst"
+	mkdir -p "$HTW_CACHE/src"
+	tmp=$(mktemp -d "$HTW_CACHE/src/.unpack.XXXXXX")
+	tar -xf "$KSRC_TARBALL" -C "$tmp"
+	for p in "$@"; do
+		log "applying ${p#"$HTW_TOP"/}"
+		patch -s -p1 -d "$tmp/$KSRC_PKG" <"$p"
+	done
+	mv "$tmp/$KSRC_PKG" "$dst"
+	rmdir "$tmp"
+	touch "$dst/.htw-ready"
+}
+
+# copy_module_sources DST - a private copy of what Kbuild compiles, so
+# that each kernel's objects live in their own tree: Kbuild writes its
+# objects next to the sources, and one tree cannot hold objects for two
+# kernels at once.
+copy_module_sources() {
+	local dst=$1
+	rm -rf "$dst"
+	mkdir -p "$dst"
+	(cd "$HTW_TOP" && find . \( -path ./build -o -path ./.git -o -path ./rig \
+			-o -path ./tools -o -path ./tests/user \) -prune -o \
+		-type f \( -name Kbuild -o -name '*.[chS]' \) -print |
+		cpio -pdm --quiet "$dst")
+}
+
+# build_modules OUT KDIR [MAKE ARGS...] - build htw.ko and every other
+# module Kbuild makes against KDIR into OUT/src; OUT/modules lists them
+# in Kbuild's order, which is also the order to load them in.
+build_modules() {
+	local out=$1 kdir=$2 rc=0
+	shift 2
+	copy_module_sources "$out/src"
+	log "building modules against $kdir"
+	make -C "$kdir" M="$out/src" "$@" HTW_INJECT="$HTW_INJECT" \
+		-j"$HTW_JOBS" modules >"$out/build.log" 2>&1 || rc=$?
+	if ((rc)); then
+		tail -n 30 "$out/build.log" >&2
+		return "$rc"
+	fi
+	# modules.order names objects (x.o) since 6.2, modules (x.ko) before;
+	# its paths are absolute in some versions, relative to M in others.
+	sed -e 's/\.o$/.ko/' -e "s|^\([^/]\)|$out/src/\1|" \
+		"$out/src/modules.order" >"$out/modules"
+}
+
+# build_user_binaries BIN - every tests/user/*.c and tools/*.c, static, so
+# that the same binary runs on the host's root in UML and in an initramfs.
+# BIN/status records one "path rc" line per program.
+build_user_binaries() {
+	local bin=$1 src name kind rc
+	rm -rf "$bin"
+	mkdir -p "$bin/tests" "$bin/tools"
+	: >"$bin/status"
+	for src in "$HTW_TOP"/tests/user/*.c "$HTW_TOP"/tools/*.c; do
+		[[ -e $src ]] || continue
+		name=$(basename "$src" .c)
+		# The injected failure exists only when asked for.
+		[[ $name == inject_test && $HTW_INJECT != user ]] && continue
+		kind=tests
+		[[ $src == "$HTW_TOP"/tools/* ]] && kind=tools
+		rc=0
+		gcc -static -O2 -g -Wall -Werror \
+			-I"$KSRC/tools/testing/selftests" -I"$HTW_TOP/include/uapi" \
+			-o "$bin/$kind/$name" "$src" -lpthread \
+			>>"$bin/build.log" 2>&1 || rc=$?
+		((rc)) && log "failed to build ${src#"$HTW_TOP"/}"
+		echo "${src#"$HTW_TOP"/} $rc" >>"$bin/status"
+	done
+}
+
+# list_programs DIR PREFIX - the programs in DIR, as the guest will see
+# them under PREFIX
+list_programs() {
+	local p
+	for p in "$1"/*; do
+		[[ -x $p ]] && echo "$2/${p##*/}"
+	done
+	return 0
+}
+
+# write_plan FILE MODE OUT MODULES TESTS TOOLS DEMO EXPORT - the plan that
+# rig/guest.sh sources (see there); MODULES and TESTS are lists of paths.
+write_plan() {
+	local file=$1
+	shift
+	{
+		echo "# written by rig/lib.sh write_plan"
+		printf 'HTW_MODE=%q\n' "$1"
+		printf 'HTW_OUT=%q\n' "$2"
+		printf 'HTW_MODULES="%s"\n' "$(xargs <<<"$3")"
+		printf 'HTW_TESTS="%s"\n' "$(xargs <<<"$4")"
+		printf 'HTW_TOOLS=%q\n' "$5"
+		printf 'HTW_DEMO=%q\n' "$6"
+		printf 'HTW_EXPORT=%q\n' "$7"
+	} >"$file"
+}

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# rig/uml.sh - the "uml" kind of tier: a user-mode Linux kernel built from
+# $KSRC with config fragments from rig/, booted as a host process whose
+# root is the host's own file system (hostfs).  Sourced by rig/tier.sh.
+#
+# A kind defines two functions:
+#   <kind>_prepare NAME ARG   make sure the kernel exists; set KDIR (what
+#                             modules build against), KMAKE (extra make
+#                             arguments) and KDESC (a line for the report)
+#   <kind>_boot OUT BIN MODE [CONSOLE]
+#                             boot it with the modules $OUT/modules lists
+#                             and the programs under BIN (bin/tests/*,
+#                             bin/tools/*); MODE is check or run; results
+#                             go to $OUT/out, the console to CONSOLE
+#                             (default $OUT/console.log); return what
+#                             timeout(1) returns
+# shellcheck disable=SC2034 # KDIR, KMAKE and KDESC are for rig/tier.sh
+
+# uml_prepare NAME FRAGMENTS - FRAGMENTS is a comma-separated list of files
+# in rig/.  The build is keyed on the patched source and the fragments, and
+# happens once per key.
+uml_prepare() {
+	local name=$1 f key
+	local -a frags=()
+
+	IFS=, read -ra frags <<<"$2"
+	for f in "${!frags[@]}"; do
+		frags[f]=$RIG_DIR/${frags[f]}
+		[[ -r ${frags[f]} ]] || die "tier $name: no ${frags[f]}"
+	done
+	key=$(hash_str "$(basename "$KSRC")" "$(hash_files "${frags[@]}")")
+	UML_DIR=$HTW_CACHE/uml/$name-$key
+	[[ -e $UML_DIR/.htw-ready ]] || with_lock "uml-$name" uml_build "$UML_DIR" "${frags[@]}"
+	cache_touch "$UML_DIR"
+	KDIR=$UML_DIR
+	KMAKE=(ARCH=um)
+	KDESC="UML $(cat "$UML_DIR/include/config/kernel.release") ($2)"
+}
+
+uml_build() {
+	local dir=$1 rc=0
+	shift
+	[[ -e $dir/.htw-ready ]] && return 0	# another checkout built it
+	log "building the UML kernel in $dir (a few minutes, once)"
+	mkdir -p "$dir"
+	# As kunit.py does: the fragments are the whole .config, the rest
+	# takes its defaults.
+	cat "$@" >"$dir/.config"
+	make -C "$KSRC" O="$dir" ARCH=um olddefconfig >"$dir/build.log" 2>&1 || rc=$?
+	((rc)) || uml_check_config "$dir/.config" "$@" || rc=$?
+	((rc)) || make -C "$KSRC" O="$dir" ARCH=um -j"$HTW_JOBS" \
+		>>"$dir/build.log" 2>&1 || rc=$?
+	if ((rc)); then
+		tail -n 30 "$dir/build.log" >&2
+		die "the UML kernel did not build; see $dir/build.log"
+	fi
+	touch "$dir/.htw-ready"
+}
+
+# uml_check_config CONFIG FRAGMENT... - fail when Kconfig dropped an option
+# a fragment asks for (an unmet dependency, a typo): a tier must not run
+# silently without what it claims to test.
+uml_check_config() {
+	local config=$1 line sym bad=0
+	shift
+	while read -r line; do
+		if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)= ]]; then
+			grep -qxF -- "$line" "$config" && continue
+		elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+			sym=${BASH_REMATCH[1]}
+			grep -q "^$sym=" "$config" || continue
+		else
+			continue
+		fi
+		log "config fragment asks for '$line', .config disagrees"
+		bad=1
+	done < <(cat "$@")
+	return "$bad"
+}
+
+# uml_boot OUT BIN MODE [CONSOLE] - the guest reads and writes the host's
+# files directly, so the plan names host paths and results need no copying.
+uml_boot() {
+	local out=$1 bin=$2 mode=$3 console=${4:-$1/console.log} rc=0
+
+	mkdir -p "$out/out"
+	write_plan "$out/plan" "$mode" "$out/out" "$(cat "$out/modules")" \
+		"$(list_programs "$bin/tests" "$bin/tests")" "$bin/tools" \
+		"$RIG_DIR/demo.sh" ""
+	# con0 writes the console to our stdout and reads nothing.  The kernel
+	# passes HTW_PLAN to init as an environment variable.
+	timeout -k 10 "$HTW_TIMEOUT" "$UML_DIR/vmlinux" mem=512M \
+		rootfstype=hostfs rootflags=/ rw init="$RIG_DIR/guest.sh" \
+		con=null con0=null,fd:1 ssl=null log_buf_len=4M \
+		HTW_PLAN="$out/plan" </dev/null >"$console" 2>&1 || rc=$?
+	return "$rc"
+}
