@@ -110,7 +110,12 @@
 #define HTW_SLOT_IDLE		U32_MAX
 #define HTW_SLOT_DUE		(U32_MAX - 1)
 
-/* "No tick": an empty wheel's next event, an unarmed hrtimer. */
+/*
+ * "No tick": an unarmed hrtimer, or an empty wheel's next event.  A wheel of
+ * tick 1 can also have a bucket at tick U64_MAX; as the next event, that is
+ * the same "nothing before the end of time" to everything but htw_advance(),
+ * which asks __htw_next_event() which of the two it is.
+ */
 #define HTW_NEVER		U64_MAX
 
 struct htw_level {
@@ -212,7 +217,8 @@ static void __htw_set_clk(struct htw_wheel *wheel, u64 clk)
 	__must_hold(&wheel->lock)
 {
 	wheel->clk = clk;
-	wheel->clk_next_ns = htw_tick_to_ns(wheel, clk + 1);
+	wheel->clk_next_ns = clk == U64_MAX ? U64_MAX :
+					      htw_tick_to_ns(wheel, clk + 1);
 }
 
 /*
@@ -296,30 +302,31 @@ static void __htw_unlink(struct htw_wheel *wheel, struct htw_timer *timer)
 }
 
 /*
- * The earliest bucket start over the levels in use, HTW_NEVER if the wheel
- * has no timer in a bucket.  On each level it is the first occupied bucket
- * after the current one, in circular order; the current one is empty.
+ * Set *@next to the earliest bucket start over the levels in use and return
+ * true, or return false if no bucket holds a timer.  On each level it is
+ * the first occupied bucket after the current one, in circular order (the
+ * current one is always empty, see "The model").
  */
-static u64 __htw_next_event(const struct htw_wheel *wheel)
+static bool __htw_next_event(const struct htw_wheel *wheel, u64 *next)
 	__must_hold(&wheel->lock)
 {
-	u64 next = HTW_NEVER;
 	unsigned int level;
 
+	*next = HTW_NEVER;
 	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
 		unsigned int s = level * wheel->shift;
 		u64 pending = wheel->levels[level].pending;
 		u64 cur = (wheel->clk >> s) & htw_mask(wheel);
-		u64 ahead = pending & (~0ULL << cur);
+		u64 ahead = pending & (~1ULL << cur);
 		u64 dist;
 
 		if (ahead)
 			dist = __ffs64(ahead) - cur;
 		else
 			dist = __ffs64(pending) + htw_size(wheel) - cur;
-		next = min(next, ((wheel->clk >> s) + dist) << s);
+		*next = min(*next, ((wheel->clk >> s) + dist) << s);
 	}
-	return next;
+	return !bitmap_empty(wheel->level_map, wheel->nr_levels);
 }
 
 /*
@@ -364,9 +371,9 @@ static void __htw_advance(struct htw_wheel *wheel, u64 target)
 	lockdep_assert_held(&wheel->lock);
 
 	for (;;) {
-		u64 next = __htw_next_event(wheel);
+		u64 next;
 
-		if (next > target) {
+		if (!__htw_next_event(wheel, &next) || next > target) {
 			if (target > wheel->clk)
 				__htw_set_clk(wheel, target);
 			wheel->next = next;

@@ -514,6 +514,36 @@ static void htw_core_level_spans_run_on_time(struct kunit *test)
 }
 
 /*
+ * The level is chosen by bucket ids, not by distance alone: 13 ticks from
+ * clk 3 on a 4-bucket wheel is less than level 1's span of 16, yet tick 16
+ * is four level-1 buckets past clk's and would share clk's own slot, so it
+ * goes one level up.  12 ticks (tick 15) stays on level 1.
+ */
+static void htw_core_distance_across_bucket_boundary_goes_up(struct kunit *test)
+{
+	struct htw_wheel_stats stats;
+	struct htw_test_timer *t;
+	struct htw_wheel *wheel;
+
+	wheel = htw_test_wheel(test, 4, 1, 0);
+	t = htw_test_timers(test, wheel, 2);
+	htw_test_advance_all(test, wheel, 3);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[0].timer, 15, 0, HTW_MODE_ABS), 0);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[1].timer, 16, 0, HTW_MODE_ABS), 0);
+
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.level[1], 1);
+	KUNIT_EXPECT_EQ(test, stats.level[2], 1);
+
+	htw_test_advance_all(test, wheel, 15);
+	KUNIT_EXPECT_EQ(test, t[0].fires, 1);
+	KUNIT_EXPECT_EQ(test, t[1].fires, 0);
+	htw_test_advance_all(test, wheel, 16);
+	KUNIT_EXPECT_EQ(test, t[1].fires, 1);
+	KUNIT_EXPECT_EQ(test, t[1].fired_at, 16);
+}
+
+/*
  * 2^63 - 1 and U64_MAX are accepted as absolute expiries, without clamping:
  * they sit on the top levels and wait there.
  */
@@ -1218,6 +1248,7 @@ static struct kunit_case htw_core_test_cases[] = {
 	KUNIT_CASE_PARAM(htw_core_level_spans, htw_core_sizes_gen_params),
 	KUNIT_CASE_PARAM(htw_core_level_spans_run_on_time,
 			 htw_core_sizes_gen_params),
+	KUNIT_CASE(htw_core_distance_across_bucket_boundary_goes_up),
 	KUNIT_CASE_PARAM(htw_core_far_expiries_wait_on_top_levels,
 			 htw_core_sizes_gen_params),
 	KUNIT_CASE_PARAM(htw_core_odd_tick_never_early_at_most_one_tick_late,
