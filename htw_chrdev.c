@@ -1,18 +1,308 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/htw: timers of the wheel for user space
+ *
+ * The module creates one wheel per clock (CLOCK_MONOTONIC, CLOCK_BOOTTIME),
+ * shared by every open file; each open file is a context (htw_ctx.c).  This
+ * file is the glue between them and user space: module parameters, the
+ * misc device, and the ioctls, which copy their arguments in and out and
+ * leave the rest to the context.
+ *
+ * Every ioctl validates in the same order: the size the command carries,
+ * then the copy (-EFAULT), then flags and reserved fields (-EINVAL), then
+ * ranges (-EINVAL), and only then takes a lock and looks ids up (-ENOENT,
+ * -ENOSPC).  Structures grow at their end: a command is matched on its type,
+ * number and direction, and its size is read from the command.
  */
 
+#include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
 
 #include <uapi/linux/htw.h>
 
 #include "htw_core.h"
+#include "htw_ctx.h"
+
+static unsigned long long tick_ns = NSEC_PER_MSEC;
+module_param(tick_ns, ullong, 0444);
+MODULE_PARM_DESC(tick_ns, "Tick of the wheels in ns: the most a timer is late (default 1 ms)");
+
+static unsigned int wheel_size = HTW_WHEEL_SIZE_MAX;
+module_param(wheel_size, uint, 0444);
+MODULE_PARM_DESC(wheel_size, "Buckets per level, a power of two from 2 to 64 (default 64)");
+
+static unsigned int expire_budget;
+module_param(expire_budget, uint, 0444);
+MODULE_PARM_DESC(expire_budget, "Most callbacks per expiry run (default 0: the core's default)");
+
+static unsigned int max_timers = 1U << 20;
+module_param(max_timers, uint, 0444);
+MODULE_PARM_DESC(max_timers, "Most timers one open file may hold (default 1048576)");
+
+static unsigned long long min_period_ns;
+module_param(min_period_ns, ullong, 0444);
+MODULE_PARM_DESC(min_period_ns, "Shortest period of a periodic timer in ns (default 0: tick_ns)");
+
+/* The wheels and limits every context is created with. */
+static struct htw_ctx_params htw_params;
+
+/* The part of an ioctl command that is not its size. */
+#define HTW_IOC_CMD(cmd)	((cmd) & ~IOCSIZE_MASK)
+
+/*
+ * Copy in a structure of @usize bytes, of which the first version had @ver0:
+ * a short one is refused, missing fields read as zero, and unknown bytes
+ * must be zero (copy_struct_from_user() says -E2BIG; here it is -EINVAL,
+ * like any other non-zero reserved field).
+ */
+static int htw_copy_in(void *dst, size_t ksize, const void __user *src,
+		       size_t usize, size_t ver0)
+{
+	int ret;
+
+	if (usize < ver0)
+		return -EINVAL;
+	ret = copy_struct_from_user(dst, ksize, src, usize);
+	return ret == -E2BIG ? -EINVAL : ret;
+}
+
+/* Copy out a structure to a caller that knows @usize bytes of it. */
+static int htw_copy_out(void __user *dst, size_t usize, const void *src,
+			size_t ksize)
+{
+	if (copy_to_user(dst, src, min(usize, ksize)))
+		return -EFAULT;
+	if (usize > ksize && clear_user(dst + ksize, usize - ksize))
+		return -EFAULT;
+	return 0;
+}
+
+static int htw_open(struct inode *inode, struct file *file)
+{
+	struct htw_ctx *ctx;
+
+	ctx = htw_ctx_create(&htw_params);
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
+	file->private_data = ctx;
+	return stream_open(inode, file);
+}
+
+static int htw_release(struct inode *inode, struct file *file)
+{
+	htw_ctx_destroy(file->private_data);
+	return 0;
+}
+
+static ssize_t htw_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct file *file = iocb->ki_filp;
+	bool nonblock = (file->f_flags & O_NONBLOCK) ||
+			(iocb->ki_flags & IOCB_NOWAIT);
+
+	return htw_ctx_read(file->private_data, to, nonblock);
+}
+
+static __poll_t htw_poll(struct file *file, struct poll_table_struct *wait)
+{
+	return htw_ctx_poll(file->private_data, file, wait);
+}
+
+static void htw_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	u32 nr_timers, nr_queued;
+
+	htw_ctx_counts(file->private_data, &nr_timers, &nr_queued);
+	seq_printf(m, "timers:\t%u\nqueued:\t%u\n", nr_timers, nr_queued);
+}
+
+static int htw_ioctl_info(struct htw_ctx *ctx, void __user *argp,
+			  size_t usize)
+{
+	struct htw_info info = {
+		.version	= HTW_ABI_VERSION,
+		.wheel_size	= wheel_size,
+		.tick_ns	= tick_ns,
+		.min_period_ns	= min_period_ns,
+		.max_timers	= max_timers,
+		.batch_max	= HTW_BATCH_MAX,
+		.expire_budget	= expire_budget ?: HTW_DEFAULT_BUDGET,
+		.event_size	= sizeof(struct htw_event),
+	};
+
+	if (usize < HTW_INFO_SIZE_VER0)
+		return -EINVAL;
+	htw_ctx_counts(ctx, &info.nr_timers, &info.nr_queued);
+	return htw_copy_out(argp, usize, &info, sizeof(info));
+}
+
+static int htw_ioctl_arm(struct htw_ctx *ctx, void __user *argp, size_t usize)
+{
+	struct htw_timer_spec __user *uspec = argp;
+	struct htw_timer_spec spec;
+	int ret;
+
+	ret = htw_copy_in(&spec, sizeof(spec), uspec, usize,
+			  HTW_TIMER_SPEC_SIZE_VER0);
+	if (ret)
+		return ret;
+	ret = htw_ctx_arm(ctx, &spec);
+	if (ret)
+		return ret;
+	/* A timer whose id the caller cannot learn is of no use to it. */
+	if (put_user(spec.id, &uspec->id)) {
+		htw_ctx_cancel(ctx, spec.id);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int htw_ioctl_modify(struct htw_ctx *ctx, void __user *argp,
+			    size_t usize)
+{
+	struct htw_timer_spec spec;
+	int ret;
+
+	ret = htw_copy_in(&spec, sizeof(spec), argp, usize,
+			  HTW_TIMER_SPEC_SIZE_VER0);
+	if (ret)
+		return ret;
+	return htw_ctx_modify(ctx, &spec);
+}
+
+static int htw_ioctl_cancel(struct htw_ctx *ctx, void __user *argp,
+			    size_t usize)
+{
+	struct htw_cancel cancel;
+	int ret;
+
+	ret = htw_copy_in(&cancel, sizeof(cancel), argp, usize,
+			  HTW_CANCEL_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (cancel.flags)
+		return -EINVAL;
+	return htw_ctx_cancel(ctx, cancel.id);
+}
+
+/* Run one operation of a batch; return its result. */
+static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op)
+{
+	const struct htw_timer_spec *spec = &op->spec;
+
+	switch (op->op) {
+	case HTW_OP_ARM:
+		return htw_ctx_arm(ctx, &op->spec);
+	case HTW_OP_MODIFY:
+		return htw_ctx_modify(ctx, spec);
+	case HTW_OP_CANCEL:
+		if (spec->flags || spec->expires || spec->period ||
+		    spec->user_data)
+			return -EINVAL;
+		return htw_ctx_cancel(ctx, spec->id);
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Read, run and answer one operation.  Return 0, or -EFAULT if the
+ * operation could not be read or answered, in which case it has no effect.
+ */
+static int htw_batch_one(struct htw_ctx *ctx, void __user *uop, size_t usize)
+{
+	struct htw_op __user *u = uop;
+	struct htw_op op = {};
+	int result;
+
+	result = copy_struct_from_user(&op, sizeof(op), uop, usize);
+	if (result == -EFAULT)
+		return -EFAULT;
+	if (result)
+		result = -EINVAL;
+	else
+		result = htw_batch_run(ctx, &op);
+
+	if (op.op == HTW_OP_ARM && !result &&
+	    put_user(op.spec.id, &u->spec.id))
+		goto err_cancel;
+	if (put_user(result, &u->result)) {
+		if (op.op == HTW_OP_ARM && !result)
+			goto err_cancel;
+		return -EFAULT;
+	}
+	return 0;
+
+err_cancel:
+	htw_ctx_cancel(ctx, op.spec.id);
+	return -EFAULT;
+}
+
+static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
+			    size_t usize)
+{
+	struct htw_batch batch;
+	void __user *uop;
+	u32 i;
+	int ret;
+
+	ret = htw_copy_in(&batch, sizeof(batch), argp, usize,
+			  HTW_BATCH_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (batch.flags || batch.reserved)
+		return -EINVAL;
+	if (batch.count > HTW_BATCH_MAX)
+		return -E2BIG;
+	if (batch.op_size < HTW_OP_SIZE_VER0)
+		return -EINVAL;
+
+	uop = u64_to_user_ptr(batch.ops);
+	for (i = 0; i < batch.count; i++, uop += batch.op_size) {
+		ret = htw_batch_one(ctx, uop, batch.op_size);
+		if (ret)
+			return i ?: ret;
+		cond_resched();
+	}
+	return batch.count;
+}
+
+static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct htw_ctx *ctx = file->private_data;
+	void __user *argp = (void __user *)arg;
+	size_t usize = _IOC_SIZE(cmd);
+
+	switch (HTW_IOC_CMD(cmd)) {
+	case HTW_IOC_CMD(HTW_IOC_INFO):
+		return htw_ioctl_info(ctx, argp, usize);
+	case HTW_IOC_CMD(HTW_IOC_ARM):
+		return htw_ioctl_arm(ctx, argp, usize);
+	case HTW_IOC_CMD(HTW_IOC_MODIFY):
+		return htw_ioctl_modify(ctx, argp, usize);
+	case HTW_IOC_CMD(HTW_IOC_CANCEL):
+		return htw_ioctl_cancel(ctx, argp, usize);
+	case HTW_IOC_CMD(HTW_IOC_BATCH):
+		return htw_ioctl_batch(ctx, argp, usize);
+	default:
+		return -ENOIOCTLCMD;
+	}
+}
 
 static const struct file_operations htw_fops = {
 	.owner		= THIS_MODULE,
+	.open		= htw_open,
+	.release	= htw_release,
+	.read_iter	= htw_read_iter,
+	.poll		= htw_poll,
+	.unlocked_ioctl	= htw_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.show_fdinfo	= htw_show_fdinfo,
 	.llseek		= noop_llseek,
 };
 
@@ -23,7 +313,79 @@ static struct miscdevice htw_misc = {
 	.mode		= 0666,
 };
 
-module_misc_device(htw_misc);
+static void htw_destroy_wheels(void)
+{
+	int i;
+
+	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++) {
+		htw_wheel_destroy(htw_params.wheel[i]);
+		htw_params.wheel[i] = NULL;
+	}
+}
+
+static int htw_create_wheels(void)
+{
+	static const clockid_t clocks[HTW_CTX_NR_CLOCKS] = {
+		[HTW_CTX_MONOTONIC]	= CLOCK_MONOTONIC,
+		[HTW_CTX_BOOTTIME]	= CLOCK_BOOTTIME,
+	};
+	struct htw_wheel_params wp = {
+		.tick_ns	= tick_ns,
+		.wheel_size	= wheel_size,
+		.expire_budget	= expire_budget,
+	};
+	struct htw_wheel *wheel;
+	int i;
+
+	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++) {
+		wp.clockid = clocks[i];
+		wheel = htw_wheel_create(&wp);
+		if (IS_ERR(wheel)) {
+			htw_destroy_wheels();
+			return PTR_ERR(wheel);
+		}
+		htw_params.wheel[i] = wheel;
+	}
+	return 0;
+}
+
+static int __init htw_init(void)
+{
+	int ret;
+
+	if (!max_timers)
+		return -EINVAL;
+	if (!min_period_ns)
+		min_period_ns = tick_ns;
+	htw_params.min_period_ns = min_period_ns;
+	htw_params.max_timers = max_timers;
+
+	ret = htw_ctx_init();
+	if (ret)
+		return ret;
+	ret = htw_create_wheels();
+	if (ret)
+		goto err_ctx_exit;
+	ret = misc_register(&htw_misc);
+	if (ret)
+		goto err_destroy_wheels;
+	return 0;
+
+err_destroy_wheels:
+	htw_destroy_wheels();
+err_ctx_exit:
+	htw_ctx_exit();
+	return ret;
+}
+module_init(htw_init);
+
+static void __exit htw_exit(void)
+{
+	misc_deregister(&htw_misc);
+	htw_destroy_wheels();
+	htw_ctx_exit();
+}
+module_exit(htw_exit);
 
 MODULE_DESCRIPTION("Hierarchical timing wheel and its /dev/htw device");
 MODULE_LICENSE("GPL");

@@ -1,13 +1,244 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * htw.h - user-space ABI of /dev/htw, the hierarchical timing wheel device
+ * User-space ABI of /dev/htw, the hierarchical timing wheel device
+ *
+ * Each open() of /dev/htw is a context: a set of timers, named by ids that
+ * only this file descriptor sees, and a queue of their events.  Timers are
+ * armed, modified and cancelled by ioctl(), alone or in batches; their
+ * expiries are read() as fixed-size struct htw_event records; poll() and
+ * epoll report EPOLLIN while any is queued.  close() cancels every timer.
+ *
+ * Times are __u64 nanoseconds on CLOCK_MONOTONIC, or on CLOCK_BOOTTIME for
+ * a timer armed with %HTW_TIMER_BOOTTIME, as clock_gettime() reads them.
+ * A timer is never delivered before its expiry, and at most one tick of the
+ * wheel (see struct htw_info) after it, plus scheduling latency.
+ *
+ * Every structure below may grow at its end.  The kernel reads the size the
+ * caller passes (in the ioctl number, or in @op_size for batch operations):
+ * a shorter structure than the first version is refused with -EINVAL, the
+ * fields a caller does not know of are taken as zero, and a longer structure
+ * is accepted if the bytes the kernel does not know of are zero (-EINVAL
+ * otherwise).
+ *
+ * read() returns as many whole struct htw_event records as its buffer holds,
+ * at least one; it waits for one unless the file is O_NONBLOCK.  Errors:
+ *
+ * - %EINVAL: the buffer is smaller than one record.
+ * - %EAGAIN: no event is queued and the file is O_NONBLOCK.
+ * - %EINTR: a signal came while waiting (the read restarts under SA_RESTART).
+ * - %EFAULT: the buffer is not writable; the events stay queued.
+ *
+ * Errors common to all ioctl commands:
+ *
+ * - %ENOTTY: unknown command (wrong type, number or direction).
+ * - %EFAULT: the argument, or memory it points to, is not accessible.
+ * - %EINVAL: a structure shorter than its first version, an unknown flag,
+ *   a non-zero reserved field, or bytes beyond the known structure that are
+ *   not zero.
  */
 #ifndef _UAPI_LINUX_HTW_H
 #define _UAPI_LINUX_HTW_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define HTW_ABI_VERSION	1
+#define HTW_ABI_VERSION		1
+
+/* Latest expiry, and longest period, accepted: the largest ktime_t. */
+#define HTW_TIME_MAX		((__u64)0x7fffffffffffffffULL)
+
+/* Most operations one HTW_IOC_BATCH carries. */
+#define HTW_BATCH_MAX		65536
+
+/* Flags of struct htw_timer_spec. */
+#define HTW_TIMER_ABSTIME	_BITUL(0)
+#define HTW_TIMER_BOOTTIME	_BITUL(1)
+
+/* Flags of struct htw_event. */
+#define HTW_EVENT_LAST		_BITUL(0)
+#define HTW_EVENT_BOOTTIME	_BITUL(1)
+
+/**
+ * struct htw_info - what HTW_IOC_INFO reports
+ * @version: %HTW_ABI_VERSION of the running module
+ * @wheel_size: buckets per level of the wheels
+ * @tick_ns: the wheels' tick: the most a timer is late, before scheduling
+ *	latency
+ * @min_period_ns: shortest period a periodic timer may have
+ * @max_timers: most timers one context may hold
+ * @batch_max: most operations in one HTW_IOC_BATCH (%HTW_BATCH_MAX)
+ * @expire_budget: most callbacks one expiry run of a wheel makes
+ * @event_size: size of the records read() returns, sizeof(struct htw_event)
+ * @nr_timers: timers this context holds: armed, or expired one-shot timers
+ *	whose event has not been read yet
+ * @nr_queued: events of this context waiting to be read
+ */
+struct htw_info {
+	__u32 version;
+	__u32 wheel_size;
+	__u64 tick_ns;
+	__u64 min_period_ns;
+	__u32 max_timers;
+	__u32 batch_max;
+	__u32 expire_budget;
+	__u32 event_size;
+	__u32 nr_timers;
+	__u32 nr_queued;
+};
+
+#define HTW_INFO_SIZE_VER0	48
+
+/**
+ * struct htw_timer_spec - a timer to arm (HTW_IOC_ARM) or re-arm
+ *	(HTW_IOC_MODIFY)
+ * @id: HTW_IOC_ARM: out, the new timer's id (its value on input is
+ *	ignored).  HTW_IOC_MODIFY: in, the timer to re-arm.
+ * @flags: %HTW_TIMER_ABSTIME: @expires is a time on the clock, else ns from
+ *	now.  %HTW_TIMER_BOOTTIME: the timer runs on CLOCK_BOOTTIME (it counts
+ *	time suspended), else on CLOCK_MONOTONIC.
+ * @expires: the first expiry; once made absolute it must not exceed
+ *	%HTW_TIME_MAX.  An expiry already past is delivered at once.
+ * @period: 0 for a one-shot timer; else the ns between expiries, from
+ *	&htw_info.min_period_ns to %HTW_TIME_MAX.  Expiry n is at
+ *	@expires + n * @period, whenever it is delivered.
+ * @user_data: any value; it comes back in each of the timer's events
+ */
+struct htw_timer_spec {
+	__u32 id;
+	__u32 flags;
+	__u64 expires;
+	__u64 period;
+	__u64 user_data;
+};
+
+#define HTW_TIMER_SPEC_SIZE_VER0	32
+
+/**
+ * struct htw_cancel - a timer to cancel (HTW_IOC_CANCEL)
+ * @id: the timer
+ * @flags: must be zero
+ */
+struct htw_cancel {
+	__u32 id;
+	__u32 flags;
+};
+
+#define HTW_CANCEL_SIZE_VER0	8
+
+/**
+ * enum htw_op_code - what one operation of a batch does
+ * @HTW_OP_ARM: as HTW_IOC_ARM, with &htw_op.spec
+ * @HTW_OP_MODIFY: as HTW_IOC_MODIFY, with &htw_op.spec
+ * @HTW_OP_CANCEL: as HTW_IOC_CANCEL of &htw_op.spec.id; the other fields
+ *	of &htw_op.spec must be zero
+ */
+enum htw_op_code {
+	HTW_OP_ARM	= 1,
+	HTW_OP_MODIFY	= 2,
+	HTW_OP_CANCEL	= 3,
+};
+
+/**
+ * struct htw_op - one operation of a batch
+ * @op: an &enum htw_op_code; any other value fails with -EINVAL
+ * @result: out: 0, or the negative errno the operation alone would have
+ *	made its ioctl fail with
+ * @spec: the timer; for %HTW_OP_ARM, @spec.id is written back as well
+ */
+struct htw_op {
+	__u32 op;
+	__s32 result;
+	struct htw_timer_spec spec;
+};
+
+#define HTW_OP_SIZE_VER0	40
+
+/**
+ * struct htw_batch - an array of operations (HTW_IOC_BATCH)
+ * @ops: user pointer to @count operations, @op_size bytes apart
+ * @count: number of operations, at most %HTW_BATCH_MAX
+ * @op_size: sizeof(struct htw_op) as the caller knows it
+ * @flags: must be zero
+ * @reserved: must be zero
+ *
+ * The operations run one after the other in array order, each as its own
+ * ioctl would, and each writes its own @result: one that fails does not
+ * stop the others, nor undo those before it.  Only a fault on the array
+ * itself stops the batch (see HTW_IOC_BATCH).
+ */
+struct htw_batch {
+	__u64 ops;
+	__u32 count;
+	__u32 op_size;
+	__u32 flags;
+	__u32 reserved;
+};
+
+#define HTW_BATCH_SIZE_VER0	24
+
+/**
+ * struct htw_event - one record returned by read()
+ * @id: the timer
+ * @flags: %HTW_EVENT_LAST: the timer was one-shot; this is its only event
+ *	and its id is released (it may be given to a new timer).
+ *	%HTW_EVENT_BOOTTIME: the times below are on CLOCK_BOOTTIME, else on
+ *	CLOCK_MONOTONIC.
+ * @user_data: the timer's &htw_timer_spec.user_data
+ * @count: expiries since the timer's previous event was read, at least 1:
+ *	a periodic timer that expires again before its event is read has its
+ *	count raised rather than a second event queued
+ * @expires: the latest of those expiries, as scheduled
+ * @fired: when the wheel delivered that expiry; @fired - @expires is its
+ *	lateness, never negative
+ *
+ * A timer has at most one event queued.  Events are read in the order they
+ * were first queued.
+ */
+struct htw_event {
+	__u32 id;
+	__u32 flags;
+	__u64 user_data;
+	__u64 count;
+	__u64 expires;
+	__u64 fired;
+};
+
+#define HTW_IOC_MAGIC	'Y'
+
+/*
+ * HTW_IOC_INFO: fill a struct htw_info.
+ *
+ * HTW_IOC_ARM: arm a new timer and write its id to &htw_timer_spec.id.
+ *	%EINVAL: an expiry beyond %HTW_TIME_MAX (a relative one included), or a
+ *	period outside [&htw_info.min_period_ns, %HTW_TIME_MAX].
+ *	%ENOSPC: the context holds &htw_info.max_timers timers already.
+ *	%ENOMEM: out of memory (timers are charged to the caller's memory
+ *	cgroup).
+ *
+ * HTW_IOC_MODIFY: re-arm timer &htw_timer_spec.id, armed or expired, with a
+ *	new expiry, period, clock and user value; its id stays.  A queued event
+ *	of the timer is dropped, and none of the old schedule is queued once
+ *	the ioctl returns.  %EINVAL as for HTW_IOC_ARM; %ENOENT: no such timer
+ *	in this context.
+ *
+ * HTW_IOC_CANCEL: cancel timer &htw_cancel.id and release its id.  A queued
+ *	event of the timer is dropped, and none is queued once the ioctl
+ *	returns.  %ENOENT: no such timer in this context (a one-shot timer
+ *	whose event has been read is gone).
+ *
+ * HTW_IOC_BATCH: run &htw_batch.count operations.  Returns the number of
+ *	operations run, each with its &htw_op.result written: all of them,
+ *	unless reading an operation or writing its result faults, which stops
+ *	the batch before that operation (an %HTW_OP_ARM whose id cannot be
+ *	written back is cancelled).  %E2BIG: &htw_batch.count is above
+ *	%HTW_BATCH_MAX.  %EINVAL: &htw_batch.op_size below
+ *	%HTW_OP_SIZE_VER0.  %EFAULT: the first operation faults.
+ */
+#define HTW_IOC_INFO	_IOR(HTW_IOC_MAGIC, 0x00, struct htw_info)
+#define HTW_IOC_ARM	_IOWR(HTW_IOC_MAGIC, 0x01, struct htw_timer_spec)
+#define HTW_IOC_MODIFY	_IOW(HTW_IOC_MAGIC, 0x02, struct htw_timer_spec)
+#define HTW_IOC_CANCEL	_IOW(HTW_IOC_MAGIC, 0x03, struct htw_cancel)
+#define HTW_IOC_BATCH	_IOW(HTW_IOC_MAGIC, 0x04, struct htw_batch)
 
 #endif /* _UAPI_LINUX_HTW_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The timers and event queue behind one open /dev/htw
+ *
+ * A context holds the timers one file armed, named by ids, and queues their
+ * expiries as struct htw_event records until they are read.  It knows the
+ * wheels only through htw_core.h and user memory only through an iov_iter,
+ * so that its KUnit suite can drive it on manual wheels.
+ */
+#ifndef _HTW_CTX_H
+#define _HTW_CTX_H
+
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/types.h>
+#include <linux/uio.h>
+
+#include <uapi/linux/htw.h>
+
+struct htw_ctx;
+struct htw_wheel;
+
+/* Index of a clock in &htw_ctx_params.wheel. */
+enum htw_ctx_clock {
+	HTW_CTX_MONOTONIC,
+	HTW_CTX_BOOTTIME,
+	HTW_CTX_NR_CLOCKS,
+};
+
+/**
+ * struct htw_ctx_params - what a context is made of
+ * @wheel: the wheel of each clock, shared with other contexts
+ * @min_period_ns: shortest period a timer may have
+ * @max_timers: most timers the context may hold, at least 1
+ */
+struct htw_ctx_params {
+	struct htw_wheel *wheel[HTW_CTX_NR_CLOCKS];
+	u64 min_period_ns;
+	u32 max_timers;
+};
+
+int htw_ctx_init(void);
+void htw_ctx_exit(void);
+
+struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params);
+void htw_ctx_destroy(struct htw_ctx *ctx);
+int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec);
+int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec);
+int htw_ctx_cancel(struct htw_ctx *ctx, u32 id);
+ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock);
+__poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
+		      struct poll_table_struct *wait);
+void htw_ctx_counts(struct htw_ctx *ctx, u32 *nr_timers, u32 *nr_queued);
+
+#endif /* _HTW_CTX_H */

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for the contexts behind /dev/htw (htw_ctx.c)
+ *
+ * Each case drives a context on two manual wheels, so time moves only when
+ * the case says and every expectation on counts and times is exact.
+ */
+
+#include <kunit/test.h>
+#include <linux/module.h>
+#include <linux/uio.h>
+
+#include "../htw_core.h"
+#include "../htw_ctx.h"
+
+#define TEST_START	1000
+#define TEST_TICK	10
+#define TEST_MIN_PERIOD	10
+#define TEST_MAX_TIMERS	4
+
+struct htw_ctx_test {
+	struct htw_ctx_params params;
+	struct htw_ctx *ctx;
+};
+
+static int htw_ctx_test_init(struct kunit *test)
+{
+	struct htw_wheel_params wp = {
+		.tick_ns	= TEST_TICK,
+		.wheel_size	= 8,
+		.flags		= HTW_WHEEL_MANUAL,
+		.start_ns	= TEST_START,
+	};
+	struct htw_ctx_test *t;
+	int i;
+
+	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	test->priv = t;
+
+	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++) {
+		wp.clockid = i == HTW_CTX_BOOTTIME ? CLOCK_BOOTTIME :
+						     CLOCK_MONOTONIC;
+		t->params.wheel[i] = htw_wheel_create(&wp);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->params.wheel[i]);
+	}
+	t->params.min_period_ns = TEST_MIN_PERIOD;
+	t->params.max_timers = TEST_MAX_TIMERS;
+	t->ctx = htw_ctx_create(&t->params);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->ctx);
+	return 0;
+}
+
+static void htw_ctx_test_exit(struct kunit *test)
+{
+	struct htw_ctx_test *t = test->priv;
+	int i;
+
+	if (!IS_ERR_OR_NULL(t->ctx))
+		htw_ctx_destroy(t->ctx);
+	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
+		if (!IS_ERR_OR_NULL(t->params.wheel[i]))
+			htw_wheel_destroy(t->params.wheel[i]);
+}
+
+static struct htw_ctx *test_ctx(struct kunit *test)
+{
+	return ((struct htw_ctx_test *)test->priv)->ctx;
+}
+
+static void test_advance(struct kunit *test, enum htw_ctx_clock clock, u64 now)
+{
+	struct htw_ctx_test *t = test->priv;
+
+	htw_advance(t->params.wheel[clock], now);
+}
+
+static u32 test_arm(struct kunit *test, u32 flags, u64 expires, u64 period,
+		    u64 user_data)
+{
+	struct htw_timer_spec spec = {
+		.flags		= flags,
+		.expires	= expires,
+		.period		= period,
+		.user_data	= user_data,
+	};
+
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(test_ctx(test), &spec));
+	KUNIT_ASSERT_NE(test, 0, spec.id);
+	return spec.id;
+}
+
+/* Read without waiting into @n records; return bytes or -errno. */
+static ssize_t test_read_ctx(struct htw_ctx *ctx, struct htw_event *ev,
+			     size_t len)
+{
+	struct kvec kv = { .iov_base = ev, .iov_len = len };
+	struct iov_iter to;
+
+	iov_iter_kvec(&to, ITER_DEST, &kv, 1, len);
+	return htw_ctx_read(ctx, &to, true);
+}
+
+static ssize_t test_read(struct kunit *test, struct htw_event *ev, size_t n)
+{
+	return test_read_ctx(test_ctx(test), ev, n * sizeof(*ev));
+}
+
+static u32 test_queued(struct kunit *test)
+{
+	u32 nr_timers, nr_queued;
+
+	htw_ctx_counts(test_ctx(test), &nr_timers, &nr_queued);
+	return nr_queued;
+}
+
+static u32 test_timers(struct kunit *test)
+{
+	u32 nr_timers, nr_queued;
+
+	htw_ctx_counts(test_ctx(test), &nr_timers, &nr_queued);
+	return nr_timers;
+}
+
+static void htw_ctx_relative_expiry_counts_from_now(struct kunit *test)
+{
+	struct htw_event ev;
+	u32 id;
+
+	id = test_arm(test, 0, 500, 0, 42);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 499);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 500);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, id, ev.id);
+	KUNIT_EXPECT_EQ(test, 42, ev.user_data);
+	KUNIT_EXPECT_EQ(test, 1, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 500, ev.expires);
+	KUNIT_EXPECT_EQ(test, TEST_START + 500, ev.fired);
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST, ev.flags);
+}
+
+/* 1234 is not on a tick: it is delivered at the next one, 1240. */
+static void htw_ctx_absolute_expiry_never_early(struct kunit *test)
+{
+	struct htw_event ev;
+
+	test_arm(test, HTW_TIMER_ABSTIME, 1234, 0, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, 1239);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+
+	test_advance(test, HTW_CTX_MONOTONIC, 1240);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 1234, ev.expires);
+	KUNIT_EXPECT_EQ(test, 1240, ev.fired);
+}
+
+static void htw_ctx_periodic_counts_missed_periods(struct kunit *test)
+{
+	struct htw_event ev;
+
+	test_arm(test, 0, 100, 100, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 350);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 3, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 300, ev.expires);
+	KUNIT_EXPECT_EQ(test, 0, ev.flags);
+
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 400);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 1, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 400, ev.expires);
+}
+
+static void htw_ctx_unread_event_raises_its_count(struct kunit *test)
+{
+	struct htw_event ev[2];
+
+	test_arm(test, 0, 100, 100, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 200);
+	KUNIT_EXPECT_EQ(test, 1, test_queued(test));
+
+	KUNIT_ASSERT_EQ(test, sizeof(ev[0]), test_read(test, ev, 2));
+	KUNIT_EXPECT_EQ(test, 2, ev[0].count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 200, ev[0].expires);
+	KUNIT_EXPECT_EQ(test, TEST_START + 200, ev[0].fired);
+	KUNIT_EXPECT_EQ(test, 0, test_queued(test));
+}
+
+static void htw_ctx_events_read_in_queue_order(struct kunit *test)
+{
+	struct htw_event ev[3];
+	u32 late, early, middle;
+
+	late = test_arm(test, 0, 300, 0, 0);
+	early = test_arm(test, 0, 100, 0, 0);
+	middle = test_arm(test, 0, 200, 0, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 200);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 300);
+
+	/* Room for two records and a half: two are returned. */
+	KUNIT_ASSERT_EQ(test, 2 * sizeof(ev[0]),
+			test_read_ctx(test_ctx(test), ev, 2 * sizeof(ev[0]) + 7));
+	KUNIT_EXPECT_EQ(test, early, ev[0].id);
+	KUNIT_EXPECT_EQ(test, middle, ev[1].id);
+	KUNIT_ASSERT_EQ(test, sizeof(ev[0]), test_read(test, ev, 3));
+	KUNIT_EXPECT_EQ(test, late, ev[0].id);
+}
+
+static void htw_ctx_read_needs_room_for_one_event(struct kunit *test)
+{
+	struct htw_event ev;
+
+	test_arm(test, 0, 0, 0, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + TEST_TICK);
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			test_read_ctx(test_ctx(test), &ev, sizeof(ev) - 1));
+	KUNIT_EXPECT_EQ(test, 1, test_queued(test));
+}
+
+static void htw_ctx_oneshot_id_released_by_read(struct kunit *test)
+{
+	struct htw_event ev;
+	u32 id;
+
+	id = test_arm(test, 0, 100, 0, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	KUNIT_EXPECT_EQ(test, 1, test_timers(test));
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 0, test_timers(test));
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_cancel(test_ctx(test), id));
+}
+
+static void htw_ctx_periodic_stays_after_read(struct kunit *test)
+{
+	struct htw_event ev;
+	u32 id;
+
+	id = test_arm(test, 0, 100, 100, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 1, test_timers(test));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), id));
+	KUNIT_EXPECT_EQ(test, 0, test_timers(test));
+}
+
+static void htw_ctx_cancel_before_expiry_stops_timer(struct kunit *test)
+{
+	struct htw_event ev;
+	u32 id;
+
+	id = test_arm(test, 0, 100, 0, 0);
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), id));
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 1000);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+}
+
+static void htw_ctx_cancel_drops_queued_event(struct kunit *test)
+{
+	struct htw_event ev;
+	u32 id;
+
+	id = test_arm(test, 0, 100, 100, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	KUNIT_EXPECT_EQ(test, 1, test_queued(test));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), id));
+	KUNIT_EXPECT_EQ(test, 0, test_queued(test));
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 1000);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+}
+
+static void htw_ctx_cancel_unknown_id_is_enoent(struct kunit *test)
+{
+	struct htw_ctx *ctx = test_ctx(test);
+	u32 id;
+
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_cancel(ctx, 0));
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_cancel(ctx, 1));
+	id = test_arm(test, 0, 100, 0, 0);
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(ctx, id));
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_cancel(ctx, id));
+}
+
+static void htw_ctx_modify_drops_event_and_rearms(struct kunit *test)
+{
+	struct htw_timer_spec spec = { .expires = 500, .user_data = 7 };
+	struct htw_event ev;
+
+	spec.id = test_arm(test, 0, 100, 0, 1);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	KUNIT_ASSERT_EQ(test, 1, test_queued(test));
+
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_modify(test_ctx(test), &spec));
+	KUNIT_EXPECT_EQ(test, 0, test_queued(test));
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 599);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 600);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, spec.id, ev.id);
+	KUNIT_EXPECT_EQ(test, 7, ev.user_data);
+	KUNIT_EXPECT_EQ(test, TEST_START + 600, ev.expires);
+	KUNIT_EXPECT_EQ(test, 1, ev.count);
+}
+
+static void htw_ctx_modify_unknown_id_is_enoent(struct kunit *test)
+{
+	struct htw_timer_spec spec = { .id = 3, .expires = 100 };
+
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_modify(test_ctx(test), &spec));
+}
+
+static void htw_ctx_full_context_is_enospc(struct kunit *test)
+{
+	struct htw_timer_spec spec = { .expires = 100 };
+	int i;
+
+	for (i = 0; i < TEST_MAX_TIMERS; i++)
+		test_arm(test, 0, 100, 0, 0);
+	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(test_ctx(test), &spec));
+
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), 2));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(test_ctx(test), &spec));
+	KUNIT_EXPECT_EQ(test, 2, spec.id);
+}
+
+static void htw_ctx_contexts_do_not_share_ids(struct kunit *test)
+{
+	struct htw_ctx_test *t = test->priv;
+	struct htw_ctx *other;
+	struct htw_event ev;
+	u32 id;
+
+	other = htw_ctx_create(&t->params);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, other);
+
+	id = test_arm(test, 0, 100, 0, 0);
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_cancel(other, id));
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read_ctx(other, &ev, sizeof(ev)));
+	KUNIT_EXPECT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	htw_ctx_destroy(other);
+}
+
+static void htw_ctx_boottime_timer_runs_on_boottime(struct kunit *test)
+{
+	struct htw_event ev;
+
+	test_arm(test, HTW_TIMER_BOOTTIME, 100, 0, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 1000);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+	test_advance(test, HTW_CTX_BOOTTIME, TEST_START + 100);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST | HTW_EVENT_BOOTTIME, ev.flags);
+	KUNIT_EXPECT_EQ(test, TEST_START + 100, ev.expires);
+}
+
+static void htw_ctx_destroy_disarms_every_timer(struct kunit *test)
+{
+	struct htw_ctx_test *t = test->priv;
+	struct htw_wheel_stats stats;
+
+	test_arm(test, 0, 100, 0, 0);
+	test_arm(test, 0, 100, 100, 0);
+	test_arm(test, HTW_TIMER_BOOTTIME, 1000, 0, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	KUNIT_EXPECT_EQ(test, 2, test_queued(test));
+
+	htw_ctx_destroy(t->ctx);
+	t->ctx = NULL;
+	htw_wheel_get_stats(t->params.wheel[HTW_CTX_MONOTONIC], &stats);
+	KUNIT_EXPECT_EQ(test, 0, stats.pending);
+	htw_wheel_get_stats(t->params.wheel[HTW_CTX_BOOTTIME], &stats);
+	KUNIT_EXPECT_EQ(test, 0, stats.pending);
+}
+
+struct htw_ctx_spec_case {
+	const char *name;
+	struct htw_timer_spec spec;
+	int ret;
+};
+
+static const struct htw_ctx_spec_case htw_ctx_spec_cases[] = {
+	{ "unknown flag", { .flags = BIT(2), .expires = 1 }, -EINVAL },
+	{ "period below minimum",
+	  { .expires = 1, .period = TEST_MIN_PERIOD - 1 }, -EINVAL },
+	{ "period above maximum",
+	  { .expires = 1, .period = HTW_TIME_MAX + 1 }, -EINVAL },
+	{ "relative expiry overflows", { .expires = U64_MAX }, -EINVAL },
+	{ "relative expiry past maximum",
+	  { .expires = HTW_TIME_MAX - TEST_START + 1 }, -EINVAL },
+	{ "absolute expiry past maximum",
+	  { .flags = HTW_TIMER_ABSTIME, .expires = HTW_TIME_MAX + 1 }, -EINVAL },
+	{ "relative expiry at maximum",
+	  { .expires = HTW_TIME_MAX - TEST_START }, 0 },
+	{ "absolute expiry at maximum",
+	  { .flags = HTW_TIMER_ABSTIME, .expires = HTW_TIME_MAX }, 0 },
+	{ "absolute expiry in the past",
+	  { .flags = HTW_TIMER_ABSTIME, .expires = 1 }, 0 },
+	{ "period at minimum", { .expires = 1, .period = TEST_MIN_PERIOD }, 0 },
+	{ "period at maximum", { .expires = 1, .period = HTW_TIME_MAX }, 0 },
+	{ "boottime", { .flags = HTW_TIMER_BOOTTIME, .expires = 1 }, 0 },
+};
+
+static void htw_ctx_spec_case_desc(const struct htw_ctx_spec_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(htw_ctx_spec, htw_ctx_spec_cases, htw_ctx_spec_case_desc);
+
+static void htw_ctx_spec_is_validated(struct kunit *test)
+{
+	const struct htw_ctx_spec_case *c = test->param_value;
+	struct htw_timer_spec spec = c->spec;
+
+	KUNIT_EXPECT_EQ(test, c->ret, htw_ctx_arm(test_ctx(test), &spec));
+	KUNIT_EXPECT_EQ(test, c->ret ? 0 : 1, test_timers(test));
+	/* A valid spec is just as valid for a modify. */
+	if (!c->ret) {
+		spec.id = 1;
+		KUNIT_EXPECT_EQ(test, 0, htw_ctx_modify(test_ctx(test), &spec));
+	}
+}
+
+static struct kunit_case htw_ctx_test_cases[] = {
+	KUNIT_CASE(htw_ctx_relative_expiry_counts_from_now),
+	KUNIT_CASE(htw_ctx_absolute_expiry_never_early),
+	KUNIT_CASE(htw_ctx_periodic_counts_missed_periods),
+	KUNIT_CASE(htw_ctx_unread_event_raises_its_count),
+	KUNIT_CASE(htw_ctx_events_read_in_queue_order),
+	KUNIT_CASE(htw_ctx_read_needs_room_for_one_event),
+	KUNIT_CASE(htw_ctx_oneshot_id_released_by_read),
+	KUNIT_CASE(htw_ctx_periodic_stays_after_read),
+	KUNIT_CASE(htw_ctx_cancel_before_expiry_stops_timer),
+	KUNIT_CASE(htw_ctx_cancel_drops_queued_event),
+	KUNIT_CASE(htw_ctx_cancel_unknown_id_is_enoent),
+	KUNIT_CASE(htw_ctx_modify_drops_event_and_rearms),
+	KUNIT_CASE(htw_ctx_modify_unknown_id_is_enoent),
+	KUNIT_CASE(htw_ctx_full_context_is_enospc),
+	KUNIT_CASE(htw_ctx_contexts_do_not_share_ids),
+	KUNIT_CASE(htw_ctx_boottime_timer_runs_on_boottime),
+	KUNIT_CASE(htw_ctx_destroy_disarms_every_timer),
+	KUNIT_CASE_PARAM(htw_ctx_spec_is_validated, htw_ctx_spec_gen_params),
+	{}
+};
+
+static struct kunit_suite htw_ctx_test_suite = {
+	.name = "htw_ctx",
+	.init = htw_ctx_test_init,
+	.exit = htw_ctx_test_exit,
+	.test_cases = htw_ctx_test_cases,
+};
+
+kunit_test_suite(htw_ctx_test_suite);
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

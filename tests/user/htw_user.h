@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers the user-space tests of /dev/htw share.
+ *
+ * Include after kselftest_harness.h.  Each test binary's main() calls
+ * htw_test_main(), which skips the whole binary when /dev/htw is missing.
+ */
+#ifndef _HTW_USER_H
+#define _HTW_USER_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/htw.h>
+
+#define HTW_DEV		"/dev/htw"
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+
+/*
+ * Upper bound on lateness the tests accept: emulated guests (QEMU without
+ * KVM) are slow and their vCPUs get descheduled.  Earliness has no slack.
+ */
+#define HTW_SLACK_NS	(5 * NSEC_PER_SEC)
+
+static inline __u64 htw_now(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static inline int htw_open(void)
+{
+	return open(HTW_DEV, O_RDWR | O_CLOEXEC);
+}
+
+/* Return the new timer's id, or -errno. */
+static inline long htw_arm(int fd, __u32 flags, __u64 expires,
+			   __u64 period, __u64 user_data)
+{
+	struct htw_timer_spec spec = {
+		.flags = flags,
+		.expires = expires,
+		.period = period,
+		.user_data = user_data,
+	};
+
+	if (ioctl(fd, HTW_IOC_ARM, &spec))
+		return -errno;
+	return spec.id;
+}
+
+static inline int htw_cancel(int fd, __u32 id)
+{
+	struct htw_cancel c = { .id = id };
+
+	return ioctl(fd, HTW_IOC_CANCEL, &c) ? -errno : 0;
+}
+
+static inline int htw_modify(int fd, __u32 id, __u32 flags,
+			     __u64 expires, __u64 period)
+{
+	struct htw_timer_spec spec = {
+		.id = id,
+		.flags = flags,
+		.expires = expires,
+		.period = period,
+	};
+
+	return ioctl(fd, HTW_IOC_MODIFY, &spec) ? -errno : 0;
+}
+
+static inline int htw_info(int fd, struct htw_info *info)
+{
+	return ioctl(fd, HTW_IOC_INFO, info) ? -errno : 0;
+}
+
+/* Run a batch; return what the ioctl returned, or -errno. */
+static inline long htw_batch(int fd, struct htw_op *ops, __u32 count)
+{
+	struct htw_batch b = {
+		.ops = (uintptr_t)ops,
+		.count = count,
+		.op_size = sizeof(*ops),
+	};
+	long ret = ioctl(fd, HTW_IOC_BATCH, &b);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* Read up to @n events; return how many, or -errno. */
+static inline long htw_read(int fd, struct htw_event *ev, size_t n)
+{
+	ssize_t ret = read(fd, ev, n * sizeof(*ev));
+
+	if (ret < 0)
+		return -errno;
+	return ret / sizeof(*ev);
+}
+
+/* Run the binary's tests, or skip them all when the device is missing. */
+static inline int htw_test_main(int argc, char **argv)
+{
+	if (access(HTW_DEV, F_OK))
+		ksft_exit_skip(HTW_DEV " is missing (htw.ko not loaded)\n");
+	return test_harness_run(argc, argv);
+}
+
+#endif /* _HTW_USER_H */

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htwctl - arm timers on /dev/htw and print their events
+ *
+ *   htwctl [--boottime] --after DUR [--every DUR] [--count N] [--after ...]
+ *   htwctl info
+ *   htwctl demo
+ *
+ * Each --after starts a timer, armed relative to the start; --every makes it
+ * periodic, --count says how many expiries to wait for (default 1, or
+ * forever for a periodic timer), --boottime puts it on CLOCK_BOOTTIME.  DUR
+ * is a number with a unit: ns, us, ms or s.  All timers are armed with one
+ * HTW_IOC_BATCH; each event is printed with the time since the start, the
+ * timer, its expiry count and its lateness: how long after its expiry the
+ * wheel delivered it, and how long after it read() returned it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/htw.h>
+
+#define NSEC_PER_USEC	1000ULL
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+#define MAX_TIMERS	64
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+struct timer {
+	__u64 after;
+	__u64 every;
+	__u64 count;		/* expiries to wait for; 0: forever */
+	__u64 seen;
+	__u32 flags;
+	__u32 id;
+	int counted;		/* --count given */
+	int done;
+};
+
+static struct timer timers[MAX_TIMERS];
+static unsigned int nr_timers;
+
+static __u64 now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static int parse_duration(const char *s, __u64 *ns)
+{
+	static const struct { const char *unit; __u64 mult; } units[] = {
+		{ "ns", 1 }, { "us", NSEC_PER_USEC }, { "ms", NSEC_PER_MSEC },
+		{ "s", NSEC_PER_SEC },
+	};
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (!strcmp(end, units[i].unit)) {
+			*ns = (__u64)(v * units[i].mult + 0.5);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void print_ns(const char *label, __u64 ns)
+{
+	printf("%s%llu.%03llu ms", label, ns / NSEC_PER_MSEC,
+	       ns % NSEC_PER_MSEC / NSEC_PER_USEC);
+}
+
+static int open_dev(void)
+{
+	int fd = open("/dev/htw", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		perror("htwctl: /dev/htw");
+	return fd;
+}
+
+static int cmd_info(void)
+{
+	struct htw_info info;
+	int fd = open_dev();
+
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, HTW_IOC_INFO, &info)) {
+		perror("htwctl: HTW_IOC_INFO");
+		close(fd);
+		return 1;
+	}
+	printf("abi version    %u\n", info.version);
+	printf("tick           %llu ns\n", (unsigned long long)info.tick_ns);
+	printf("wheel size     %u buckets per level\n", info.wheel_size);
+	printf("min period     %llu ns\n",
+	       (unsigned long long)info.min_period_ns);
+	printf("max timers     %u per open file\n", info.max_timers);
+	printf("batch max      %u operations\n", info.batch_max);
+	printf("expire budget  %u callbacks per run\n", info.expire_budget);
+	printf("event size     %u bytes\n", info.event_size);
+	printf("timers         %u\n", info.nr_timers);
+	printf("queued         %u\n", info.nr_queued);
+	close(fd);
+	return 0;
+}
+
+static int arm_all(int fd, __u64 start_mono, __u64 start_boot)
+{
+	struct htw_op ops[MAX_TIMERS];
+	struct htw_batch b = {
+		.ops = (uintptr_t)ops,
+		.count = nr_timers,
+		.op_size = sizeof(ops[0]),
+	};
+	unsigned int i;
+	long ret;
+
+	memset(ops, 0, sizeof(ops));
+	for (i = 0; i < nr_timers; i++) {
+		struct timer *t = &timers[i];
+		__u64 start = t->flags & HTW_TIMER_BOOTTIME ? start_boot :
+								  start_mono;
+
+		ops[i].op = HTW_OP_ARM;
+		ops[i].spec.flags = t->flags | HTW_TIMER_ABSTIME;
+		ops[i].spec.expires = start + t->after;
+		ops[i].spec.period = t->every;
+		ops[i].spec.user_data = i;
+	}
+	ret = ioctl(fd, HTW_IOC_BATCH, &b);
+	if (ret != nr_timers) {
+		perror("htwctl: HTW_IOC_BATCH");
+		return -1;
+	}
+	for (i = 0; i < nr_timers; i++) {
+		if (ops[i].result) {
+			fprintf(stderr, "htwctl: timer %u: %s\n", i + 1,
+				strerror(-ops[i].result));
+			return -1;
+		}
+		timers[i].id = ops[i].spec.id;
+	}
+	return 0;
+}
+
+static int cmd_run(void)
+{
+	__u64 start_mono, start_boot, now;
+	struct htw_event ev[64];
+	unsigned int left = nr_timers;
+	struct htw_cancel c = { 0 };
+	ssize_t n, j;
+	int fd;
+
+	fd = open_dev();
+	if (fd < 0)
+		return 1;
+	start_mono = now_ns(CLOCK_MONOTONIC);
+	start_boot = now_ns(CLOCK_BOOTTIME);
+	if (arm_all(fd, start_mono, start_boot)) {
+		close(fd);
+		return 1;
+	}
+
+	while (left) {
+		n = read(fd, ev, sizeof(ev));
+		if (n < 0) {
+			perror("htwctl: read");
+			break;
+		}
+		for (j = 0; j < n / (ssize_t)sizeof(ev[0]); j++) {
+			struct timer *t = &timers[ev[j].user_data];
+			clockid_t clock = ev[j].flags & HTW_EVENT_BOOTTIME ?
+					  CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+			__u64 start = clock == CLOCK_BOOTTIME ? start_boot :
+								   start_mono;
+
+			now = now_ns(clock);
+			t->seen += ev[j].count;
+			print_ns("[+", ev[j].expires - start);
+			printf("] timer %u (id %u) expiry %llu",
+			       (unsigned int)ev[j].user_data + 1, ev[j].id,
+			       t->seen);
+			if (t->count)
+				printf("/%llu", t->count);
+			if (ev[j].count > 1)
+				printf(" (%llu coalesced)", ev[j].count);
+			print_ns("  late ", ev[j].fired - ev[j].expires);
+			print_ns(", read after ", now - ev[j].expires);
+			printf("\n");
+
+			if (t->done || !t->count || t->seen < t->count)
+				continue;
+			t->done = 1;
+			left--;
+			if (t->every) {
+				c.id = t->id;
+				ioctl(fd, HTW_IOC_CANCEL, &c);
+			}
+		}
+		fflush(stdout);
+	}
+	close(fd);
+	return left ? 1 : 0;
+}
+
+static int add_timer(__u64 after, __u64 every, __u64 count,
+		     __u32 flags)
+{
+	struct timer *t;
+
+	if (nr_timers == MAX_TIMERS) {
+		fprintf(stderr, "htwctl: at most %d timers\n", MAX_TIMERS);
+		return -1;
+	}
+	t = &timers[nr_timers++];
+	t->after = after;
+	t->every = every;
+	t->count = count;
+	t->flags = flags;
+	return 0;
+}
+
+/* A short scene: one-shot and periodic timers, one of them coalescing. */
+static int cmd_demo(void)
+{
+	printf("htwctl demo: 4 timers armed in one batch on /dev/htw\n");
+	printf("  1: once after 100ms\n");
+	printf("  2: after 250ms, every 200ms, 3 times\n");
+	printf("  3: after 50ms, every 100ms, 6 times\n");
+	printf("  4: once after 300ms, on CLOCK_BOOTTIME\n");
+	if (add_timer(100 * NSEC_PER_MSEC, 0, 1, 0) ||
+	    add_timer(250 * NSEC_PER_MSEC, 200 * NSEC_PER_MSEC, 3, 0) ||
+	    add_timer(50 * NSEC_PER_MSEC, 100 * NSEC_PER_MSEC, 6, 0) ||
+	    add_timer(300 * NSEC_PER_MSEC, 0, 1, HTW_TIMER_BOOTTIME))
+		return 1;
+	if (cmd_info())
+		return 1;
+	return cmd_run();
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"Usage: htwctl [--boottime] --after DUR [--every DUR] [--count N] [--after ...]\n"
+		"       htwctl info\n"
+		"       htwctl demo\n"
+		"DUR is a number with a unit: ns, us, ms or s (e.g. 250ms)\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	__u32 flags = 0;
+	struct timer *t = NULL;
+	char *end;
+	int i;
+
+	if (argc == 2 && !strcmp(argv[1], "info"))
+		return cmd_info();
+	if (argc == 2 && !strcmp(argv[1], "demo"))
+		return cmd_demo();
+
+	for (i = 1; i < argc; i++) {
+		const char *opt = argv[i], *arg = i + 1 < argc ? argv[i + 1] : NULL;
+		__u64 v;
+
+		if (!strcmp(opt, "--boottime")) {
+			flags = HTW_TIMER_BOOTTIME;
+			continue;
+		}
+		if (!arg)
+			return usage();
+		i++;
+		if (!strcmp(opt, "--after")) {
+			if (parse_duration(arg, &v) || add_timer(v, 0, 1, flags))
+				return usage();
+			t = &timers[nr_timers - 1];
+			flags = 0;
+		} else if (!strcmp(opt, "--every") && t) {
+			if (parse_duration(arg, &t->every) || !t->every)
+				return usage();
+			if (!t->counted)
+				t->count = 0;
+		} else if (!strcmp(opt, "--count") && t) {
+			t->count = strtoull(arg, &end, 10);
+			t->counted = 1;
+			if (*end || !t->count)
+				return usage();
+		} else {
+			return usage();
+		}
+	}
+	if (!nr_timers)
+		return usage();
+	return cmd_run();
+}
