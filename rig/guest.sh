@@ -17,6 +17,7 @@
 #   HTW_DEMO     the demo script for "run"
 #   HTW_EXPORT   a serial port to copy the results to before power-off, for
 #                guests that cannot write to the host's files
+#   HTW_ARGS_<module>  parameters to load that module with (rig/modparams)
 BB=/bin/busybox
 # shellcheck source=/dev/null
 . "${HTW_PLAN:-/htw/plan}"
@@ -44,8 +45,10 @@ $BB mkdir -p "$HTW_OUT/tests"
 loaded=
 for m in $HTW_MODULES; do
 	mark "load $(modname "$m")"
-	say "insmod $(modname "$m")"
-	$BB insmod "$m"
+	eval "args=\${HTW_ARGS_$(modname "$m"):-}"
+	say "insmod $(modname "$m") $args"
+	# shellcheck disable=SC2086 # the parameters are words
+	$BB insmod "$m" $args
 	rc=$?
 	step "load $(modname "$m") $rc"
 	[ $rc -eq 0 ] && loaded="$(modname "$m") $loaded"

@@ -177,5 +177,11 @@ write_plan() {
 		printf 'HTW_TOOLS=%q\n' "$5"
 		printf 'HTW_DEMO=%q\n' "$6"
 		printf 'HTW_EXPORT=%q\n' "$7"
+		# rig/modparams: HTW_ARGS_<module>, the parameters to load it with
+		local mod args
+		while read -r mod args; do
+			[[ -z $mod || $mod == \#* ]] && continue
+			printf 'HTW_ARGS_%s=%q\n' "$mod" "$args"
+		done <"$HTW_TOP/rig/modparams"
 	} >"$file"
 }
