@@ -223,15 +223,20 @@ def judge_tap(unit, name, text, rc):
             bad += not ok
             unit.add("user", "%s: %s" % (name, test), ok,
                      "" if ok else "\n".join([line] + diag.get(test, [])[:6]))
+    # One more failure for the program itself when it did not finish
+    # cleanly, however many of its tests that cost.
+    problems = []
     if skip_all is not None:
         unit.add("user", name, "skip", skip_all)
     elif plan is None or results < plan:
-        unit.add("user", name, False, "reported %d of %s tests (crashed?)" %
-                 (results, plan if plan is not None else "?"))
+        problems.append("reported %d of %s tests" %
+                        (results, plan if plan is not None else "?"))
     if rc >= 128:
-        unit.add("user", name, False, "killed by signal %d" % (rc - 128))
+        problems.append("killed by signal %d" % (rc - 128))
     elif rc not in (0, 4) and not bad:
-        unit.add("user", name, False, "exit status %d" % rc)
+        problems.append("exit status %d" % rc)
+    if problems:
+        unit.add("user", name, False, ", ".join(problems))
 
 
 def cmd_tier(d, kunit_py):
@@ -288,7 +293,7 @@ def cmd_tier(d, kunit_py):
     tests = os.path.join(d, "..", "bin", "tests")
     for t in sorted(os.listdir(tests)) if os.path.isdir(tests) else []:
         if t not in ran:
-            unit.add("user", t, False, "did not run")
+            unit.add("user", t, False, "did not run, or did not finish")
             continue
         judge_tap(unit, t, read(os.path.join(out, "tests", t + ".tap")),
                   ran[t])
@@ -325,7 +330,8 @@ def summary_line(unit):
 def print_failures(unit):
     for t in unit.tests:
         if t["status"] == "fail":
-            print("       %s: %s %s" % (unit.unit, t["group"], t["name"]))
+            group = t["group"] + " " if t["group"] != unit.unit else ""
+            print("       %s: %s%s" % (unit.unit, group, t["name"]))
             for line in t["detail"].splitlines():
                 print("           " + line)
 
