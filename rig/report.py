@@ -246,12 +246,17 @@ def cmd_tier(d, kunit_py):
     host = dict(read_steps(os.path.join(d, "steps")))
     out = os.path.join(d, "out")
 
-    for step, what in (("prepare", "kernel ready"),
-                       ("build", "modules built")):
-        if host.get(step, 1):
-            unit.add("rig", what, False, "see " + d)
-            return unit
-        unit.add("rig", what, True)
+    if host.get("prepare", 1):
+        unit.add("rig", "kernel ready", False, "see the rig's messages above")
+        return unit
+    unit.add("rig", "kernel ready", True)
+    if host.get("build", 1):
+        build_log = os.path.join(d, "build.log")
+        errors = [l for l in read(build_log).splitlines() if "error" in l]
+        unit.add("rig", "modules built", False,
+                 "\n".join(errors[:8] + ["see " + os.path.relpath(build_log)]))
+        return unit
+    unit.add("rig", "modules built", True)
 
     boot = host.get("boot", 1)
     done = os.path.exists(os.path.join(out, "done"))
