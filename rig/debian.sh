@@ -91,8 +91,8 @@ debian_initramfs() {
 }
 
 # debian_boot OUT BIN MODE [CONSOLE] - the guest writes its results into
-# its own RAM; before powering off it copies them, framed, to its second
-# serial port, which QEMU writes to $OUT/guest.out, and we unframe them.
+# its own RAM and copies each, framed, to its second serial port as soon as
+# it exists; QEMU writes that port to $OUT/guest.out and we unframe it.
 debian_boot() {
 	local out=$1 bin=$2 mode=$3 console=${4:-$1/console.log} rc=0
 	local append="console=ttyS0 panic=-1 log_buf_len=4M"

@@ -8,15 +8,15 @@
 # judges nothing: it records what happened under $HTW_OUT and the host's
 # rig/report.py decides.  POSIX sh: it runs under dash and busybox ash.
 #
-# The plan (rig/tier.sh writes it) sets:
+# The plan (the tier's kind writes it with write_plan) sets:
 #   HTW_MODE     check: run the tests; run: run the demo
 #   HTW_OUT      where the results go
 #   HTW_MODULES  modules to load, in order
 #   HTW_TESTS    test programs to run
 #   HTW_TOOLS    directory of the tools (htwctl, ...), put on $PATH
 #   HTW_DEMO     the demo script for "run"
-#   HTW_EXPORT   a serial port to copy the results to before power-off, for
-#                guests that cannot write to the host's files
+#   HTW_EXPORT   a serial port to copy each result to as soon as it exists,
+#                for guests that cannot write the host's files
 #   HTW_ARGS_<module>  parameters to load that module with (rig/modparams)
 BB=/bin/busybox
 # shellcheck source=/dev/null
@@ -30,7 +30,23 @@ say() { echo "htw-guest: $*" >/dev/console; }
 # kernel messages (a KUnit module's KTAP above all) begin.
 mark() { echo "htw-rig: $*" >/dev/kmsg; }
 
-step() { echo "$*" >>"$HTW_OUT/steps"; }
+# send FILE... - copy files of $HTW_OUT to the host now, framed for
+# rig/debian.sh's unframe, so that a guest that hangs later still leaves
+# what it did so far.  A file sent again replaces its earlier copy.
+send() {
+	[ -n "$HTW_EXPORT" ] || return 0
+	for f in "$@"; do
+		echo "==htw-file $f"
+		cat "$HTW_OUT/$f"
+		# unframe takes one newline off every file.
+		echo
+	done >"$HTW_EXPORT"
+}
+
+step() {
+	echo "$*" >>"$HTW_OUT/steps"
+	send steps
+}
 
 modname() { basename "$1" .ko | tr - _; }
 
@@ -63,7 +79,9 @@ else
 		mark "test $name"
 		say "running $name"
 		"$t" >"$HTW_OUT/tests/$name.tap" 2>&1 </dev/null
-		step "test $name $?"
+		rc=$?
+		send "tests/$name.tap"
+		step "test $name $rc"
 	done
 fi
 
@@ -78,14 +96,7 @@ done
 mark "end"
 $BB dmesg >"$HTW_OUT/dmesg.txt"
 echo "done" >"$HTW_OUT/done"
-
-if [ -n "$HTW_EXPORT" ]; then
-	(cd "$HTW_OUT" && for f in $($BB find . -type f); do
-		echo "==htw-file ${f#./}"
-		cat "$f"
-		echo
-	done; echo "==htw-end") >"$HTW_EXPORT"
-fi
+send dmesg.txt "done"
 
 say "power off"
 $BB poweroff -f

@@ -18,11 +18,11 @@ record() {
 	"$RIG_DIR/report.py" record "$RESULT" lint lint "$@"
 }
 
-# Every C file of the project.  Build products are never C, so no
-# excludes beyond the rig's own output.
+# Every C file of the project: all but the rig's output and what an
+# in-tree "make" generates.
 c_files() {
 	(cd "$HTW_TOP" && find . \( -path ./build -o -path ./.git \) -prune -o \
-		-type f -name '*.[ch]' -print | sed 's|^\./||' | sort)
+		-type f -name '*.[ch]' ! -name '*.mod.c' -print | sed 's|^\./||' | sort)
 }
 
 run_checkpatch() {

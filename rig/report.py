@@ -223,15 +223,20 @@ def judge_tap(unit, name, text, rc):
             bad += not ok
             unit.add("user", "%s: %s" % (name, test), ok,
                      "" if ok else "\n".join([line] + diag.get(test, [])[:6]))
+    # One more failure for the program itself when it did not finish
+    # cleanly, however many of its tests that cost.
+    problems = []
     if skip_all is not None:
         unit.add("user", name, "skip", skip_all)
     elif plan is None or results < plan:
-        unit.add("user", name, False, "reported %d of %s tests (crashed?)" %
-                 (results, plan if plan is not None else "?"))
+        problems.append("reported %d of %s tests" %
+                        (results, plan if plan is not None else "?"))
     if rc >= 128:
-        unit.add("user", name, False, "killed by signal %d" % (rc - 128))
+        problems.append("killed by signal %d" % (rc - 128))
     elif rc not in (0, 4) and not bad:
-        unit.add("user", name, False, "exit status %d" % rc)
+        problems.append("exit status %d" % rc)
+    if problems:
+        unit.add("user", name, False, ", ".join(problems))
 
 
 def cmd_tier(d, kunit_py):
@@ -241,12 +246,17 @@ def cmd_tier(d, kunit_py):
     host = dict(read_steps(os.path.join(d, "steps")))
     out = os.path.join(d, "out")
 
-    for step, what in (("prepare", "kernel ready"),
-                       ("build", "modules built")):
-        if host.get(step, 1):
-            unit.add("rig", what, False, "see " + d)
-            return unit
-        unit.add("rig", what, True)
+    if host.get("prepare", 1):
+        unit.add("rig", "kernel ready", False, "see the rig's messages above")
+        return unit
+    unit.add("rig", "kernel ready", True)
+    if host.get("build", 1):
+        build_log = os.path.join(d, "build.log")
+        errors = [l for l in read(build_log).splitlines() if "error" in l]
+        unit.add("rig", "modules built", False,
+                 "\n".join(errors[:8] + ["see " + os.path.relpath(build_log)]))
+        return unit
+    unit.add("rig", "modules built", True)
 
     boot = host.get("boot", 1)
     done = os.path.exists(os.path.join(out, "done"))
@@ -288,7 +298,7 @@ def cmd_tier(d, kunit_py):
     tests = os.path.join(d, "..", "bin", "tests")
     for t in sorted(os.listdir(tests)) if os.path.isdir(tests) else []:
         if t not in ran:
-            unit.add("user", t, False, "did not run")
+            unit.add("user", t, False, "did not run, or did not finish")
             continue
         judge_tap(unit, t, read(os.path.join(out, "tests", t + ".tap")),
                   ran[t])
@@ -325,7 +335,8 @@ def summary_line(unit):
 def print_failures(unit):
     for t in unit.tests:
         if t["status"] == "fail":
-            print("       %s: %s %s" % (unit.unit, t["group"], t["name"]))
+            group = t["group"] + " " if t["group"] != unit.unit else ""
+            print("       %s: %s%s" % (unit.unit, group, t["name"]))
             for line in t["detail"].splitlines():
                 print("           " + line)
 

@@ -17,7 +17,14 @@ main() {
 	rm -rf "$RUN"
 	mkdir -p "$RUN"
 	build_user_binaries "$RUN/bin"
-	run_tier "$RUN" "$HTW_RUN_TIER" run /dev/stdout
+	run_tier "$RUN" "$HTW_RUN_TIER" run /dev/stdout | plain_text
+}
+
+# plain_text - the firmware resets and clears the terminal as it boots;
+# keep what is on the screen, and drop the carriage returns of the serial
+# line.
+plain_text() {
+	sed -u -e 's/\x1bc/\n/g' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\r$//'
 }
 
 main "$@"

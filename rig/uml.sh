@@ -83,6 +83,10 @@ uml_check_config() {
 # files directly, so the plan names host paths and results need no copying.
 uml_boot() {
 	local out=$1 bin=$2 mode=$3 console=${4:-$1/console.log} rc=0
+	local -a quiet=()
+
+	# make run wants the demo, not the boot messages.
+	[[ $mode == run ]] && quiet=(loglevel=4)
 
 	mkdir -p "$out/out"
 	write_plan "$out/plan" "$mode" "$out/out" "$(cat "$out/modules")" \
@@ -93,6 +97,6 @@ uml_boot() {
 	timeout -k 10 "$HTW_TIMEOUT" "$UML_DIR/vmlinux" mem=512M \
 		rootfstype=hostfs rootflags=/ rw init="$RIG_DIR/guest.sh" \
 		con=null con0=null,fd:1 ssl=null log_buf_len=4M \
-		HTW_PLAN="$out/plan" </dev/null >"$console" 2>&1 || rc=$?
+		"${quiet[@]}" HTW_PLAN="$out/plan" </dev/null >"$console" 2>&1 || rc=$?
 	return "$rc"
 }
