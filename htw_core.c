@@ -536,14 +536,14 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 
 		func = timer->func;
 		wheel->running = timer;
+		wheel->fired++;
+		done++;
 		spin_unlock_irqrestore(&wheel->lock, *flags);
 
 		func(timer, expired, count);
 
 		spin_lock_irqsave(&wheel->lock, *flags);
 		wheel->running = NULL;
-		wheel->fired++;
-		done++;
 		if (wq_has_sleeper(&wheel->wq))
 			wake_up_all(&wheel->wq);
 	}

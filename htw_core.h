@@ -112,7 +112,7 @@ struct htw_wheel_params {
  * @due: timers whose expiry has passed and whose callback has not started
  * @level: timers in the buckets of each level
  * @runs: expiry runs so far
- * @fired: callbacks made so far
+ * @fired: callbacks started so far
  * @cascaded: timers re-inserted into a lower level so far
  */
 struct htw_wheel_stats {

@@ -31,15 +31,23 @@ static const struct htw_hr_case htw_hr_cases[] = {
 
 KUNIT_ARRAY_PARAM_DESC(htw_hr_cases, htw_hr_cases, desc);
 
-static struct htw_wheel *htw_hr_wheel(struct kunit *test, clockid_t clockid)
+static struct htw_wheel *htw_hr_wheel_tick(struct kunit *test,
+					   clockid_t clockid, u64 tick_ns,
+					   u32 budget)
 {
 	struct htw_wheel_params params = {
-		.tick_ns = HTW_HR_TICK,
+		.tick_ns = tick_ns,
 		.wheel_size = 64,
+		.expire_budget = budget,
 		.clockid = clockid,
 	};
 
 	return htw_test_wheel_params(test, &params);
+}
+
+static struct htw_wheel *htw_hr_wheel(struct kunit *test, clockid_t clockid)
+{
+	return htw_hr_wheel_tick(test, clockid, HTW_HR_TICK, 0);
 }
 
 /*
@@ -144,7 +152,100 @@ static void htw_core_hrtimer_del_sync_stops_periodic_timer(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, stats.pending, 0);
 }
 
+/* A wheel with no timer arms no hrtimer: it never runs, however long. */
+static void htw_core_hrtimer_empty_wheel_never_runs(struct kunit *test)
+{
+	const struct htw_hr_case *p = test->param_value;
+	struct htw_wheel_stats stats;
+	struct htw_wheel *wheel;
+
+	wheel = htw_hr_wheel(test, p->clockid);
+	msleep(20);
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.runs, 0);
+}
+
+/*
+ * The wheel sleeps until its next non-empty bucket, not from tick to tick:
+ * a timer 5000 ticks away, on level 2 of a 64-bucket wheel, costs one run
+ * per level it comes down through and one for its callback, not 5000.
+ */
+#define HTW_HR_FAR_TICK		(10 * NSEC_PER_USEC)
+#define HTW_HR_FAR_TICKS	5000
+
+static void htw_core_hrtimer_far_timer_takes_a_run_per_level(struct kunit *test)
+{
+	const struct htw_hr_case *p = test->param_value;
+	struct htw_wheel_stats stats;
+	struct completion *done;
+	struct htw_wheel *wheel;
+	struct htw_test_timer *t;
+
+	done = htw_hr_done(test);
+	wheel = htw_hr_wheel_tick(test, p->clockid, HTW_HR_FAR_TICK, 0);
+	t = htw_test_timers(test, wheel, 1);
+	t->action = htw_hr_complete;
+	t->arg = 1;
+
+	KUNIT_ASSERT_EQ(test, htw_add(&t->timer,
+				      HTW_HR_FAR_TICKS * HTW_HR_FAR_TICK, 0,
+				      HTW_MODE_REL), 0);
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.level[2], 1);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done, 5 * HZ), 0);
+
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_GE(test, stats.runs, 1);
+	KUNIT_EXPECT_LE(test, stats.runs, 3);
+	KUNIT_EXPECT_EQ(test, stats.fired, 1);
+}
+
+/*
+ * 1000 timers due at once on a wheel whose budget is 100: all run, over at
+ * least ten hrtimer runs, in the order they were armed.
+ */
+#define HTW_HR_BURST		1000
+#define HTW_HR_BUDGET		100
+
+static void htw_core_hrtimer_budget_spreads_a_burst_over_runs(struct kunit *test)
+{
+	const struct htw_hr_case *p = test->param_value;
+	struct htw_wheel_stats stats;
+	struct completion *done;
+	struct htw_wheel *wheel;
+	struct htw_test_timer *t;
+	unsigned int i;
+	u64 expires;
+
+	done = htw_hr_done(test);
+	wheel = htw_hr_wheel_tick(test, p->clockid, HTW_HR_TICK, HTW_HR_BUDGET);
+	t = htw_test_timers(test, wheel, HTW_HR_BURST);
+	t[HTW_HR_BURST - 1].action = htw_hr_complete;
+	t[HTW_HR_BURST - 1].arg = 1;
+
+	expires = htw_wheel_now(wheel) + 2 * HTW_HR_TICK;
+	for (i = 0; i < HTW_HR_BURST; i++)
+		KUNIT_ASSERT_EQ(test, htw_add(&t[i].timer, expires, 0,
+					      HTW_MODE_ABS), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done, 10 * HZ), 0);
+
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.fired, HTW_HR_BURST);
+	KUNIT_EXPECT_GE(test, stats.runs, HTW_HR_BURST / HTW_HR_BUDGET);
+	for (i = 0; i < HTW_HR_BURST; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, t[i].fires, 1, "timer %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, t[i].seq, i, "timer %u", i);
+		KUNIT_EXPECT_GE_MSG(test, t[i].fired_at, expires, "timer %u", i);
+	}
+}
+
 static struct kunit_case htw_core_hrtimer_test_cases[] = {
+	KUNIT_CASE_PARAM(htw_core_hrtimer_empty_wheel_never_runs,
+			 htw_hr_cases_gen_params),
+	KUNIT_CASE_PARAM(htw_core_hrtimer_far_timer_takes_a_run_per_level,
+			 htw_hr_cases_gen_params),
+	KUNIT_CASE_PARAM(htw_core_hrtimer_budget_spreads_a_burst_over_runs,
+			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_timers_run_never_early,
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_del_sync_stops_periodic_timer,
