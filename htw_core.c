@@ -77,10 +77,19 @@
  * the timer either in a bucket, on the due list, or idle, never in between:
  * a cascade moves the timer under the same lock the cancel takes.
  *
- * The only lock nested inside wheel->lock is the hrtimer's own base lock
- * (through hrtimer_start() and hrtimer_try_to_cancel()); the hrtimer
- * callback takes wheel->lock itself.  Callbacks are called with no lock
- * held, so they may take their own locks and re-enter the wheel.
+ * Nested inside wheel->lock are only the hrtimer's base lock (through
+ * hrtimer_start() and hrtimer_try_to_cancel()) and the lock of @wq (and the
+ * scheduler's, through wake_up_all()); the hrtimer callback takes
+ * wheel->lock itself.  Callbacks are called with no lock held, so they may
+ * take their own locks and re-enter the wheel.  wheel->lock is a
+ * spinlock_t: on PREEMPT_RT it sleeps, and timers cannot be armed from hard
+ * interrupt context there.
+ *
+ * The expiry run drops the lock now and then: around each callback, and
+ * every HTW_MOVE_BATCH timers it moves, so that interrupts are never off
+ * for long however many timers share a bucket.  Only one expiry run is in
+ * progress at a time (@expiring), and what it has not yet moved stays where
+ * a cancel can find it.
  *
  * htw_del_sync() waits, on @wq, until the timer's callback is no longer
  * running; a callback asking to wait for itself would wait forever and is
@@ -274,7 +283,12 @@ static void __htw_enqueue(struct htw_wheel *wheel, struct htw_timer *timer)
 	wheel->next = min(wheel->next, start);
 }
 
-/* Take @timer out of its bucket or the due list; it must be in one. */
+/*
+ * Take @timer out of its bucket or the due list; it must be in one.  Its
+ * @slot still names that place: the caller either puts the timer somewhere
+ * else or makes it idle, so that a lockless htw_pending() never sees an
+ * armed timer idle while it moves.
+ */
 static void __htw_unlink(struct htw_wheel *wheel, struct htw_timer *timer)
 	__must_hold(&wheel->lock)
 {
@@ -285,7 +299,6 @@ static void __htw_unlink(struct htw_wheel *wheel, struct htw_timer *timer)
 	lockdep_assert_held(&wheel->lock);
 
 	list_del(&timer->entry);
-	WRITE_ONCE(timer->slot, HTW_SLOT_IDLE);
 	if (slot == HTW_SLOT_DUE) {
 		wheel->nr_due--;
 		return;
@@ -333,39 +346,50 @@ static bool __htw_next_event(const struct htw_wheel *wheel, u64 *next)
  * clk has just reached a bucket start: empty every bucket that starts at
  * clk.  Level-0 timers become due; the others move down, to a lower level
  * or, if due at clk, to the due list.
+ *
+ * One bucket may hold any number of timers, so every HTW_MOVE_BATCH of
+ * them the lock is dropped for a moment, to let interrupts in and other
+ * CPUs arm and cancel.  The bucket being emptied is the current one of its
+ * level, where nothing new is ever put, and its timers stay in it, each
+ * with its slot, until moved: a cancel meanwhile finds them there.
  */
-static void __htw_expire_buckets(struct htw_wheel *wheel)
+#define HTW_MOVE_BATCH		256
+
+static void __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags)
 	__must_hold(&wheel->lock)
 {
-	unsigned int level;
+	unsigned int level, moved = 0;
 
 	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
 		unsigned int s = level * wheel->shift;
 		u64 idx = (wheel->clk >> s) & htw_mask(wheel);
-		struct htw_level *lvl = &wheel->levels[level];
-		struct htw_timer *timer, *tmp;
-		LIST_HEAD(batch);
+		struct list_head *bucket;
 
-		if (!(lvl->pending & BIT_ULL(idx)))
-			continue;
+		bucket = &wheel->buckets[(level << wheel->shift) | idx];
+		while (!list_empty(bucket)) {
+			struct htw_timer *timer;
 
-		list_splice_init(&wheel->buckets[(level << wheel->shift) | idx],
-				 &batch);
-		lvl->pending &= ~BIT_ULL(idx);
-		if (!lvl->pending)
-			__clear_bit(level, wheel->level_map);
-
-		list_for_each_entry_safe(timer, tmp, &batch, entry) {
-			lvl->nr_timers--;
+			timer = list_first_entry(bucket, struct htw_timer, entry);
+			__htw_unlink(wheel, timer);
 			if (level)
 				wheel->cascaded++;
 			__htw_enqueue(wheel, timer);
+
+			if (++moved % HTW_MOVE_BATCH == 0) {
+				spin_unlock_irqrestore(&wheel->lock, *flags);
+				spin_lock_irqsave(&wheel->lock, *flags);
+			}
 		}
 	}
 }
 
-/* Move clk to @target, expiring the buckets it passes, in order. */
-static void __htw_advance(struct htw_wheel *wheel, u64 target)
+/*
+ * Move clk to @target, expiring the buckets it passes, in order.  Only the
+ * wheel's expiry run calls this (wheel->expiring), so clk moves in one
+ * context at a time even while the lock is dropped.
+ */
+static void __htw_advance(struct htw_wheel *wheel, u64 target,
+			  unsigned long *flags)
 	__must_hold(&wheel->lock)
 {
 	lockdep_assert_held(&wheel->lock);
@@ -380,7 +404,7 @@ static void __htw_advance(struct htw_wheel *wheel, u64 target)
 			return;
 		}
 		__htw_set_clk(wheel, next);
-		__htw_expire_buckets(wheel);
+		__htw_expire_buckets(wheel, flags);
 	}
 }
 
@@ -388,14 +412,15 @@ static void __htw_advance(struct htw_wheel *wheel, u64 target)
  * Before arming a timer on an hrtimer-driven wheel, bring clk up to the
  * present if no bucket is due in between, so that the timer is placed by
  * its distance from now rather than from the last expiry run.  Moving clk
- * forward over empty buckets keeps every occupied bucket ahead of it.
+ * forward over empty buckets keeps every occupied bucket ahead of it.  An
+ * expiry run in progress moves clk itself, and is left alone.
  */
 static void __htw_forward(struct htw_wheel *wheel, u64 now)
 	__must_hold(&wheel->lock)
 {
 	u64 t;
 
-	if (htw_manual(wheel) || now < wheel->clk_next_ns)
+	if (htw_manual(wheel) || wheel->expiring || now < wheel->clk_next_ns)
 		return;
 	t = htw_ns_to_tick(wheel, now);
 	if (t < wheel->next)
@@ -404,8 +429,9 @@ static void __htw_forward(struct htw_wheel *wheel, u64 now)
 
 /*
  * Arm the hrtimer for tick @t.  A tick at or before clk means timers are
- * due: the hrtimer is then set for the present, which is after the start of
- * the hrtimer run in progress, so that the next expiry run is a new one.
+ * due: the hrtimer is then set just past the present, which is after the
+ * start of the hrtimer run in progress (even on a coarse clock), so that
+ * the next expiry run is a new one and other work runs in between.
  */
 static void __htw_program(struct htw_wheel *wheel, u64 t)
 	__must_hold(&wheel->lock)
@@ -422,7 +448,7 @@ static void __htw_program(struct htw_wheel *wheel, u64 t)
 		return;
 	}
 	if (t <= wheel->clk)
-		ns = htw_clock_now(wheel);
+		ns = htw_clock_now(wheel) + 1;
 	else
 		ns = min_t(u64, htw_tick_to_ns(wheel, t), KTIME_MAX);
 	hrtimer_start(&wheel->hrtimer, ns_to_ktime(ns), HRTIMER_MODE_ABS_SOFT);
@@ -473,6 +499,7 @@ static void __htw_disarm(struct htw_wheel *wheel, struct htw_timer *timer)
 	__must_hold(&wheel->lock)
 {
 	__htw_unlink(wheel, timer);
+	WRITE_ONCE(timer->slot, HTW_SLOT_IDLE);
 	wheel->nr_pending--;
 	if (!wheel->nr_pending)
 		wheel->next = HTW_NEVER;
@@ -531,6 +558,7 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 		} else {
 			if (!timer->period)
 				expired = timer->expires;
+			WRITE_ONCE(timer->slot, HTW_SLOT_IDLE);
 			wheel->nr_pending--;
 		}
 
@@ -562,7 +590,7 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 	wheel->armed = HTW_NEVER;
 	wheel->expiring = true;
 	wheel->runs++;
-	__htw_advance(wheel, htw_ns_to_tick(wheel, htw_clock_now(wheel)));
+	__htw_advance(wheel, htw_ns_to_tick(wheel, htw_clock_now(wheel)), &flags);
 	__htw_run_due(wheel, &flags);
 	wheel->expiring = false;
 	__htw_update(wheel);
@@ -646,7 +674,9 @@ EXPORT_SYMBOL_GPL(htw_wheel_create);
  * htw_wheel_destroy() - destroy a timing wheel
  * @wheel: the wheel, or NULL
  *
- * Waits for a running expiry run to finish.  The wheel must hold no timer:
+ * Waits for a running expiry run of the wheel's hrtimer to finish; a manual
+ * wheel must not be destroyed while htw_advance() runs on it.  The wheel
+ * must hold no timer:
  * destroying one that does is a bug in the caller, reported with a warning;
  * the wheel is then left allocated (and never fires again), so that the
  * caller's later use of its timers does not touch freed memory.
@@ -730,7 +760,7 @@ unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 	wheel->now = max(wheel->now, now);
 	wheel->expiring = true;
 	wheel->runs++;
-	__htw_advance(wheel, htw_ns_to_tick(wheel, wheel->now));
+	__htw_advance(wheel, htw_ns_to_tick(wheel, wheel->now), &flags);
 	done = __htw_run_due(wheel, &flags);
 	wheel->expiring = false;
 	spin_unlock_irqrestore(&wheel->lock, flags);
