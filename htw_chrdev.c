@@ -151,6 +151,9 @@ static int htw_ioctl_arm(struct htw_ctx *ctx, void __user *argp, size_t usize)
 			  HTW_TIMER_SPEC_SIZE_VER0);
 	if (ret)
 		return ret;
+	/* Where the id goes must be writable before a timer is armed. */
+	if (put_user(0, &uspec->id))
+		return -EFAULT;
 	ret = htw_ctx_arm(ctx, &spec);
 	if (ret)
 		return ret;
@@ -212,7 +215,9 @@ static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op)
 
 /*
  * Read, run and answer one operation.  Return 0, or -EFAULT if the
- * operation could not be read or answered, in which case it has no effect.
+ * operation could not be read or answered, in which case it has no effect:
+ * the places of the answer are written before the operation runs, so that
+ * an operation whose answer cannot be written does not run.
  */
 static int htw_batch_one(struct htw_ctx *ctx, void __user *uop, size_t usize)
 {
@@ -222,6 +227,9 @@ static int htw_batch_one(struct htw_ctx *ctx, void __user *uop, size_t usize)
 
 	result = copy_struct_from_user(&op, sizeof(op), uop, usize);
 	if (result == -EFAULT)
+		return -EFAULT;
+	if (put_user(-EINPROGRESS, &u->result) ||
+	    (op.op == HTW_OP_ARM && put_user(0, &u->spec.id)))
 		return -EFAULT;
 	if (result)
 		result = -EINVAL;
@@ -259,11 +267,13 @@ static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
 		return -EINVAL;
 	if (batch.count > HTW_BATCH_MAX)
 		return -E2BIG;
-	if (batch.op_size < HTW_OP_SIZE_VER0)
+	if (batch.op_size < HTW_OP_SIZE_VER0 || batch.op_size > PAGE_SIZE)
 		return -EINVAL;
 
 	uop = u64_to_user_ptr(batch.ops);
 	for (i = 0; i < batch.count; i++, uop += batch.op_size) {
+		if (fatal_signal_pending(current))
+			return i ?: -EINTR;
 		ret = htw_batch_one(ctx, uop, batch.op_size);
 		if (ret)
 			return i ?: ret;

@@ -148,7 +148,7 @@ static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 		list_add_tail(&ut->event, &ctx->events);
 		WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
 	}
-	wake_up_locked_poll(&ctx->wqh, EPOLLIN);
+	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 }
 

@@ -246,6 +246,22 @@ TEST_F(htw, batch_op_size_below_first_version_is_einval)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+TEST_F(htw, batch_op_size_above_page_size_is_einval)
+{
+	struct htw_op op = { .op = HTW_OP_ARM };
+	struct htw_batch b = {
+		.ops = (uintptr_t)&op,
+		.count = 1,
+		.op_size = getpagesize() + 8,
+	};
+	struct htw_info info;
+
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_BATCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, htw_info(self->fd, &info));
+	EXPECT_EQ(0, info.nr_timers);
+}
+
 TEST_F(htw, struct_shorter_than_first_version_is_einval)
 {
 	struct htw_timer_spec spec = { .expires = 0 };

@@ -173,6 +173,24 @@ TEST_F(htw, batch_read_only_array_is_efault_and_arms_nothing)
 	munmap(ops, getpagesize());
 }
 
+/* An operation whose result cannot be written back does not run. */
+TEST_F(htw, batch_read_only_array_is_efault_and_cancels_nothing)
+{
+	struct htw_op *ops;
+	long id;
+
+	id = htw_arm(self->fd, 0, FAR, 0, 0);
+	ASSERT_LT(0, id);
+	ops = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ops);
+	ops[0] = (struct htw_op){ .op = HTW_OP_CANCEL, .spec.id = id };
+	ASSERT_EQ(0, mprotect(ops, getpagesize(), PROT_READ));
+	EXPECT_EQ(-EFAULT, htw_batch(self->fd, ops, 1));
+	EXPECT_EQ(0, htw_cancel(self->fd, id));
+	munmap(ops, getpagesize());
+}
+
 struct big_op {
 	struct htw_op op;
 	__u64 next_version;

@@ -158,7 +158,8 @@ struct htw_op {
  * struct htw_batch - an array of operations (HTW_IOC_BATCH)
  * @ops: user pointer to @count operations, @op_size bytes apart
  * @count: number of operations, at most %HTW_BATCH_MAX
- * @op_size: sizeof(struct htw_op) as the caller knows it
+ * @op_size: sizeof(struct htw_op) as the caller knows it, from
+ *	%HTW_OP_SIZE_VER0 to the page size
  * @flags: must be zero
  * @reserved: must be zero
  *
@@ -233,7 +234,9 @@ struct htw_event {
  *	the batch before that operation (an %HTW_OP_ARM whose id cannot be
  *	written back is cancelled).  %E2BIG: &htw_batch.count is above
  *	%HTW_BATCH_MAX.  %EINVAL: &htw_batch.op_size below
- *	%HTW_OP_SIZE_VER0.  %EFAULT: the first operation faults.
+ *	%HTW_OP_SIZE_VER0 or above the page size.  %EFAULT: the first
+ *	operation faults.  %EINTR: a fatal signal came before the first
+ *	operation (later, the batch stops and returns the operations run).
  */
 #define HTW_IOC_INFO	_IOR(HTW_IOC_MAGIC, 0x00, struct htw_info)
 #define HTW_IOC_ARM	_IOWR(HTW_IOC_MAGIC, 0x01, struct htw_timer_spec)
