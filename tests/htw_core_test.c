@@ -390,6 +390,10 @@ static void htw_core_timers_fire_once_in_deadline_order(struct kunit *test)
 		htw_core_expect_fired_by(test, t, n, expires, c + jumps[i]);
 	}
 	KUNIT_ASSERT_EQ(test, ctx->fired, n);
+	for (j = 0; j < n; j++)
+		KUNIT_EXPECT_EQ_MSG(test, ctx->log[j]->expired,
+				    expires[ctx->log[j]->index],
+				    "callback %zu", j);
 	for (j = 1; j < n; j++)
 		KUNIT_EXPECT_LE_MSG(test, ctx->log[j - 1]->expired,
 				    ctx->log[j]->expired,
@@ -1226,8 +1230,11 @@ static void htw_core_budget_keeps_expiry_order(struct kunit *test)
 	} while (ran);
 	KUNIT_EXPECT_GE(test, calls - 1, HTW_BUDGET_TIMERS / HTW_BUDGET);
 	KUNIT_ASSERT_EQ(test, ctx->fired, HTW_BUDGET_TIMERS);
-	for (i = 0; i < HTW_BUDGET_TIMERS; i++)
+	for (i = 0; i < HTW_BUDGET_TIMERS; i++) {
 		KUNIT_EXPECT_EQ_MSG(test, t[i].fires, 1, "timer %zu", i);
+		KUNIT_EXPECT_EQ_MSG(test, t[i].expired,
+				    4096 + (i * 7919) % 4096, "timer %zu", i);
+	}
 	for (i = 1; i < HTW_BUDGET_TIMERS; i++)
 		KUNIT_EXPECT_LE_MSG(test, ctx->log[i - 1]->expired,
 				    ctx->log[i]->expired, "callback %zu", i);

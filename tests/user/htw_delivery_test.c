@@ -142,9 +142,12 @@ TEST_F(htw, periodic_expiries_before_read_coalesce_into_one_event)
 	__u64 first = htw_now(CLOCK_MONOTONIC) + 10 * MS;
 	struct htw_event ev[2];
 	struct htw_info info;
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
 
 	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, first, 10 * MS, 0));
-	usleep(100000);
+	/* The first expiry is queued; five more periods pass before read(). */
+	ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
+	usleep(50000);
 	ASSERT_EQ(0, htw_info(self->fd, &info));
 	EXPECT_EQ(1, info.nr_queued);
 	ASSERT_EQ(1, htw_read(self->fd, ev, 2));
@@ -175,7 +178,14 @@ TEST_F(htw, periodic_timer_stays_until_cancelled)
 	id = htw_arm(self->fd, 0, 0, 10 * MS, 0);
 	ASSERT_LT(0, id);
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
+	EXPECT_EQ(0, ev.flags);
+	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
+	EXPECT_EQ(id, ev.id);
+	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	EXPECT_EQ(1, self->info.nr_timers);
 	EXPECT_EQ(0, htw_cancel(self->fd, id));
+	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	EXPECT_EQ(0, self->info.nr_timers);
 }
 
 TEST_F(htw, cancel_before_expiry_prevents_delivery)
@@ -307,6 +317,19 @@ TEST_F(htw, poll_reports_epollin_when_a_timer_expires)
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
 }
 
+/* A poller that asks for POLLRDNORM alone is woken too. */
+TEST_F(htw, poll_for_rdnorm_alone_wakes_when_a_timer_expires)
+{
+	struct pollfd pfd = { .fd = self->fd, .events = POLLRDNORM };
+	__u64 expires;
+
+	expires = htw_now(CLOCK_MONOTONIC) + 30 * MS;
+	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
+	ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
+	EXPECT_EQ(POLLRDNORM, pfd.revents);
+	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
+}
+
 TEST_F(htw, epoll_wakes_when_a_timer_expires)
 {
 	struct epoll_event ee = { .events = EPOLLIN };
@@ -357,7 +380,10 @@ static void on_alarm(int sig)
 TEST_F(htw, blocking_read_interrupted_by_signal_is_eintr)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
-	struct itimerval it = { .it_value.tv_usec = 50000 };
+	/* Repeating, so that a signal that comes before read() sleeps is not the last. */
+	struct itimerval it = { .it_value.tv_usec = 50000,
+				.it_interval.tv_usec = 50000 };
+	struct itimerval off = {};
 	struct htw_event ev;
 
 	/* No SA_RESTART: the read must come back with EINTR. */
@@ -365,6 +391,7 @@ TEST_F(htw, blocking_read_interrupted_by_signal_is_eintr)
 	ASSERT_LT(0, htw_arm(self->fd, 0, 60 * NSEC_PER_SEC, 0, 0));
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 	EXPECT_EQ(-EINTR, htw_read(self->fd, &ev, 1));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
 }
 
 TEST(contexts_do_not_see_each_others_timers)

@@ -87,12 +87,13 @@ TEST_F_TIMEOUT(htw, hundred_thousand_timers_each_delivered_once_never_early, 120
 	ev = calloc(4096, sizeof(*ev));
 	ASSERT_TRUE(ops && expires && seen && ev);
 
-	/* Cancelled timers expire late in the spread, after their cancel. */
+	/*
+	 * Cancelled timers are spread like the others: one cancelled after
+	 * its event was queued must lose the event all the same.
+	 */
 	start = htw_now(CLOCK_MONOTONIC) + 200 * MS;
 	for (i = 0; i < NR_TIMERS; i++) {
 		expires[i] = start + rand_below(&state, SPREAD);
-		if (i % 10 == 0)
-			expires[i] += 10 * NSEC_PER_SEC;
 		ops[i] = (struct htw_op){
 			.op = HTW_OP_ARM,
 			.spec = {
@@ -144,6 +145,12 @@ TEST_F_TIMEOUT(htw, hundred_thousand_timers_each_delivered_once_never_early, 120
 	EXPECT_EQ(expected, got);
 	TH_LOG("%u timers delivered, at most %llu us late", got,
 	       max_late / 1000);
+
+	/* Past every expiry and a tick more, nothing else comes. */
+	now = htw_now(CLOCK_MONOTONIC);
+	if (now < start + SPREAD + self->info.tick_ns)
+		usleep((start + SPREAD + self->info.tick_ns - now) / 1000);
+	EXPECT_EQ(0, poll(&pfd, 1, 100));
 	ASSERT_EQ(0, htw_info(pfd.fd, &info));
 	EXPECT_EQ(0, info.nr_timers);
 	EXPECT_EQ(0, info.nr_queued);
@@ -156,11 +163,13 @@ TEST_F_TIMEOUT(htw, hundred_thousand_timers_each_delivered_once_never_early, 120
 
 /*
  * close() cancels thousands of timers while many of them are expiring,
- * periodic ones included, and leaves nothing behind for the next open.
+ * periodic ones included.  A timer it left behind would still be on its
+ * wheel and in the module's slab cache when the rig unloads htw, and both
+ * htw_wheel_destroy() and kmem_cache_destroy() warn about that in the
+ * kernel log, which the rig treats as a failure.
  */
 TEST_F_TIMEOUT(htw, close_with_thousands_of_timers_armed_and_expiring, 120)
 {
-	struct htw_info info;
 	struct htw_op *ops;
 	int round, fd;
 	__u32 i, n = 5000;
@@ -182,12 +191,6 @@ TEST_F_TIMEOUT(htw, close_with_thousands_of_timers_armed_and_expiring, 120)
 		usleep(20000 * round);
 		ASSERT_EQ(0, close(fd));
 	}
-
-	fd = htw_open();
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, htw_info(fd, &info));
-	EXPECT_EQ(0, info.nr_timers);
-	close(fd);
 	free(ops);
 }
 
