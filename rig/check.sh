@@ -50,7 +50,9 @@ build_programs() {
 	done <"$run/bin/status"
 }
 
-# selftest - each deliberate failure, alone, must turn the UML tier red.
+# selftest - each deliberate failure, alone, must turn the UML tier red,
+# and nothing else may fail in that run: a run red for another reason (a
+# hang, a crash) proves nothing about the rig, and is a failure of its own.
 # Its own build directory keeps the injected code out of the real run.
 selftest() {
 	local spec inj group name dir
@@ -72,7 +74,7 @@ selftest() {
 		else
 			"$REPORT" record "$RUN/selftest.json" selftest selftest \
 				"HTW_INJECT=$inj turns the run red" fail \
-				"expected a failed $group test ${name:+"($name)"}; see $dir"
+				"expected a failed $group test ${name:+"($name)"} and no other failure; see $dir"
 		fi
 		sed 's/^/  /' "$dir/summary.txt"
 	done

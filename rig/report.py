@@ -10,8 +10,8 @@ result.json: {"unit": ..., "desc": ..., "tests": [{"group", "name",
   report.py record FILE UNIT GROUP NAME STATUS [DETAIL]
                                  add one result to FILE
   report.py expect FILE GROUP [NAME]
-                                 succeed when FILE has a failure in GROUP
-                                 (and of the test NAME)
+                                 succeed when FILE has a failure, and every
+                                 failure is in GROUP (and of the test NAME)
   report.py total [--line FILE] RESULT...
                                  the summary and the final line (also
                                  written to FILE); exit 1 on any failure
@@ -375,9 +375,10 @@ def main(argv):
         return 0
     if len(argv) in (3, 4) and argv[0] == "expect":
         unit = Unit.load(argv[1])
-        return 0 if any(t["group"] == argv[2] and t["status"] == "fail" and
-                        (len(argv) == 3 or t["name"] == argv[3])
-                        for t in unit.tests) else 1
+        fails = [t for t in unit.tests if t["status"] == "fail"]
+        return 0 if fails and all(t["group"] == argv[2] and
+                                  (len(argv) == 3 or t["name"] == argv[3])
+                                  for t in fails) else 1
     if len(argv) >= 4 and argv[:2] == ["total", "--line"]:
         return cmd_total(argv[3:], argv[2])
     if len(argv) >= 2 and argv[0] == "total":
