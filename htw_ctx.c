@@ -449,14 +449,21 @@ static void htw_ctx_unpop(struct htw_ctx *ctx, struct htw_utimer *ut,
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
-/* Copy out as many queued events as @to has room for. */
-static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
+/*
+ * Copy out as many queued events as @to has room for.  A non-blocking
+ * reader does not wait for the lock either: another reader holds it.
+ */
+static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
+			     bool nonblock)
 {
 	struct htw_utimer *ut;
 	struct htw_event ev;
 	ssize_t done = 0;
 
-	mutex_lock(&ctx->lock);
+	if (!nonblock)
+		mutex_lock(&ctx->lock);
+	else if (!mutex_trylock(&ctx->lock))
+		return -EAGAIN;
 	while (iov_iter_count(to) >= sizeof(ev)) {
 		ut = htw_ctx_pop(ctx, &ev);
 		if (!ut)
@@ -479,7 +486,8 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
  * htw_ctx_read() - read queued events
  * @ctx: the context
  * @to: where to copy them: as many whole struct htw_event as fit
- * @nonblock: return -EAGAIN rather than wait when none is queued
+ * @nonblock: return -EAGAIN rather than wait for an event, or for another
+ *	reader to finish
  *
  * Reading the event of a one-shot timer releases the timer and its id.  An
  * event that cannot be copied stays queued.
@@ -509,7 +517,7 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock)
 		if (ret)
 			return ret;
 
-		ret = htw_ctx_drain(ctx, to);
+		ret = htw_ctx_drain(ctx, to, nonblock);
 	} while (!ret);
 	return ret;
 }
