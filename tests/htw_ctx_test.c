@@ -127,17 +127,18 @@ static void htw_ctx_relative_expiry_counts_from_now(struct kunit *test)
 	struct htw_event ev;
 	u32 id;
 
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 250);
 	id = test_arm(test, 0, 500, 0, 42);
-	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 499);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 749);
 	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
 
-	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 500);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 750);
 	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
 	KUNIT_EXPECT_EQ(test, id, ev.id);
 	KUNIT_EXPECT_EQ(test, 42, ev.user_data);
 	KUNIT_EXPECT_EQ(test, 1, ev.count);
-	KUNIT_EXPECT_EQ(test, TEST_START + 500, ev.expires);
-	KUNIT_EXPECT_EQ(test, TEST_START + 500, ev.fired);
+	KUNIT_EXPECT_EQ(test, TEST_START + 750, ev.expires);
+	KUNIT_EXPECT_EQ(test, TEST_START + 750, ev.fired);
 	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST, ev.flags);
 }
 

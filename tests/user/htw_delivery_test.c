@@ -87,6 +87,7 @@ TEST_F(htw, oneshot_absolute_is_delivered_at_its_expiry)
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
 	EXPECT_EQ(expires, ev.expires);
 	EXPECT_LE(expires, ev.fired);
+	EXPECT_GT(expires + HTW_SLACK_NS, ev.fired);
 }
 
 TEST_F(htw, absolute_expiry_in_the_past_is_delivered_at_once)
