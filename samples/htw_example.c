@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * htw_example.c - how another module uses the htw timing wheel
+ * How another module uses the htw timing wheel
  *
  * A user embeds struct htw_timer in its own objects, creates a wheel with
  * the tick (the precision) it needs, arms one-shot and periodic timers, and

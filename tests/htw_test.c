@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * htw_test.c - the fixture the KUnit suites of htw share
+ * The fixture the KUnit suites of htw share
  */
 
 #include <kunit/test.h>

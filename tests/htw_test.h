@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * htw_test.h - the fixture the KUnit suites of htw share
+ * The fixture the KUnit suites of htw share
  *
  * Every wheel and timer a case uses comes from the helpers below and is
  * registered in the case's struct htw_test (test->priv), so that the suite's
