@@ -30,21 +30,26 @@ missing_packages() {
 	done
 }
 
-# apt_lists_empty - true on a machine where apt-get update never ran
-apt_lists_empty() {
-	! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null
+# apt_lists_stale - true when the rig has not run apt-get update in the
+# last day: rig/debian.sh picks the newest Debian kernel from apt's lists,
+# and old lists name packages the archive has dropped since.
+APT_STAMP=$HTW_CACHE/apt-updated
+apt_lists_stale() {
+	[[ -z $(find "$APT_STAMP" -mmin -1440 2>/dev/null) ]]
 }
 
 main() {
 	local missing
 	mapfile -t missing < <(missing_packages "${PACKAGES[@]}")
-	if ((${#missing[@]} == 0)) && ! apt_lists_empty; then
+	if ((${#missing[@]} == 0)) && ! apt_lists_stale; then
 		return 0
 	fi
 	((EUID == 0)) || die "installing ${missing[*]} needs root"
 	export DEBIAN_FRONTEND=noninteractive
 	log "apt-get update"
 	apt-get -q -o DPkg::Lock::Timeout=600 update >/dev/null
+	mkdir -p "$HTW_CACHE"
+	touch "$APT_STAMP"
 	if ((${#missing[@]})); then
 		log "apt-get install ${missing[*]}"
 		apt-get "${APT_ARGS[@]}" install "${missing[@]}" >/dev/null
