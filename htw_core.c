@@ -60,12 +60,14 @@
  * Running callbacks
  * -----------------
  * Due timers wait on the wheel's due list, in the order they became due.
- * One expiry run makes at most expire_budget callbacks; if timers remain due,
- * the hrtimer is re-armed for "now" and the next run, a new softirq,
- * continues where this one stopped.  A callback runs without the wheel's
- * lock, with the wheel's @running pointing at its timer; a periodic timer is
- * re-armed at (previous expiry + period) before its callback, skipping (and
- * counting as overruns) the periods that have already passed, as
+ * One expiry run makes at most expire_budget callbacks, and moves at most
+ * HTW_MOVES_PER_CALLBACK times as many timers out of expired buckets; if
+ * timers remain due, or a bucket is left half emptied, the hrtimer is
+ * re-armed for "now" and the next run, a new softirq, continues where this
+ * one stopped.  A callback runs without the wheel's lock, with the wheel's
+ * @running pointing at its timer; a periodic timer is re-armed at
+ * (previous expiry + period) before its callback, skipping (and counting
+ * as overruns) the periods that have already passed, as
  * hrtimer_forward() does.
  *
  * Locking
@@ -139,6 +141,7 @@ struct htw_wheel {
 	unsigned int shift;		/* wheel_size == 1 << shift */
 	unsigned int nr_levels;		/* levels reserved */
 	unsigned int budget;		/* callbacks per expiry run */
+	unsigned int move_budget;	/* timers moved per expiry run */
 	unsigned int flags;		/* HTW_WHEEL_* */
 	clockid_t clockid;
 	u8 level_of[BITS_PER_LONG_LONG + 1];	/* fls64(when - clk) -> level */
@@ -149,6 +152,7 @@ struct htw_wheel {
 	spinlock_t lock;			/* see "Locking" above */
 	/* The following fields are protected by @lock. */
 	u64 clk;			/* ticks; all timers with when <= clk are due */
+	u64 present;			/* the tick an expiry run moves clk to */
 	u64 clk_next_ns;		/* clock value at which clk + 1 begins */
 	u64 next;			/* earliest bucket start, or a lower bound */
 	u64 armed;			/* tick the hrtimer is set for, or HTW_NEVER */
@@ -159,6 +163,7 @@ struct htw_wheel {
 	struct htw_timer *running;	/* timer whose callback runs now */
 	struct task_struct *running_task;	/* context that runs it */
 	bool expiring;			/* an expiry run is in progress */
+	bool draining;			/* a run left a bucket half emptied */
 	bool dead;			/* htw_wheel_destroy() has begun */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
 	u64 runs, fired, cascaded;	/* statistics */
@@ -347,18 +352,22 @@ static bool __htw_next_event(const struct htw_wheel *wheel, u64 *next)
  * clk.  Level-0 timers become due; the others move down, to a lower level
  * or, if due at clk, to the due list.
  *
- * One bucket may hold any number of timers, so every HTW_MOVE_BATCH of
- * them the lock is dropped for a moment, to let interrupts in and other
- * CPUs arm and cancel.  The bucket being emptied is the current one of its
- * level, where nothing new is ever put, and its timers stay in it, each
- * with its slot, until moved: a cancel meanwhile finds them there.
+ * One bucket may hold any number of timers, so the work is bounded twice.
+ * Every HTW_MOVE_BATCH timers the lock is dropped for a moment, to let
+ * interrupts in and other CPUs arm and cancel; and once *@moves reaches the
+ * wheel's move budget the run stops, leaving the rest to the next run.  The
+ * bucket being emptied is the current one of its level, where nothing new
+ * is ever put, and its timers stay in it, each with its slot, until moved:
+ * a cancel meanwhile finds them there.  Return false if a bucket is left
+ * half emptied (the wheel is then "draining").
  */
 #define HTW_MOVE_BATCH		256
 
-static void __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags)
+static bool __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags,
+				 unsigned int *moves)
 	__must_hold(&wheel->lock)
 {
-	unsigned int level, moved = 0;
+	unsigned int level;
 
 	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
 		unsigned int s = level * wheel->shift;
@@ -369,30 +378,42 @@ static void __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags)
 		while (!list_empty(bucket)) {
 			struct htw_timer *timer;
 
+			if (*moves >= wheel->move_budget)
+				return false;
 			timer = list_first_entry(bucket, struct htw_timer, entry);
 			__htw_unlink(wheel, timer);
 			if (level)
 				wheel->cascaded++;
 			__htw_enqueue(wheel, timer);
 
-			if (++moved % HTW_MOVE_BATCH == 0) {
+			if (++*moves % HTW_MOVE_BATCH == 0) {
 				spin_unlock_irqrestore(&wheel->lock, *flags);
 				spin_lock_irqsave(&wheel->lock, *flags);
 			}
 		}
 	}
+	return true;
 }
 
 /*
- * Move clk to @target, expiring the buckets it passes, in order.  Only the
- * wheel's expiry run calls this (wheel->expiring), so clk moves in one
- * context at a time even while the lock is dropped.
+ * Move clk to @target, expiring the buckets it passes, in order, first
+ * finishing any bucket an earlier run left half emptied.  Only the wheel's
+ * expiry run calls this (wheel->expiring), so clk moves in one context at a
+ * time even while the lock is dropped.  Return false, with wheel->draining
+ * set, if the move budget ran out before clk reached @target.
  */
-static void __htw_advance(struct htw_wheel *wheel, u64 target,
+static bool __htw_advance(struct htw_wheel *wheel, u64 target,
 			  unsigned long *flags)
 	__must_hold(&wheel->lock)
 {
+	unsigned int moves = 0;
+
 	lockdep_assert_held(&wheel->lock);
+
+	wheel->present = max(wheel->present, target);
+	wheel->draining = false;
+	if (!__htw_expire_buckets(wheel, flags, &moves))
+		goto out_draining;
 
 	for (;;) {
 		u64 next;
@@ -401,11 +422,18 @@ static void __htw_advance(struct htw_wheel *wheel, u64 target,
 			if (target > wheel->clk)
 				__htw_set_clk(wheel, target);
 			wheel->next = next;
-			return;
+			return true;
 		}
 		__htw_set_clk(wheel, next);
-		__htw_expire_buckets(wheel, flags);
+		if (!__htw_expire_buckets(wheel, flags, &moves))
+			goto out_draining;
 	}
+
+out_draining:
+	/* The bucket left half emptied starts at clk: nothing is earlier. */
+	wheel->draining = true;
+	wheel->next = wheel->clk;
+	return false;
 }
 
 /*
@@ -413,14 +441,16 @@ static void __htw_advance(struct htw_wheel *wheel, u64 target,
  * present if no bucket is due in between, so that the timer is placed by
  * its distance from now rather than from the last expiry run.  Moving clk
  * forward over empty buckets keeps every occupied bucket ahead of it.  An
- * expiry run in progress moves clk itself, and is left alone.
+ * expiry run in progress, or one to come that must finish emptying the
+ * current bucket, moves clk itself, and is left alone.
  */
 static void __htw_forward(struct htw_wheel *wheel, u64 now)
 	__must_hold(&wheel->lock)
 {
 	u64 t;
 
-	if (htw_manual(wheel) || wheel->expiring || now < wheel->clk_next_ns)
+	if (htw_manual(wheel) || wheel->expiring || wheel->draining ||
+	    now < wheel->clk_next_ns)
 		return;
 	t = htw_ns_to_tick(wheel, now);
 	if (t < wheel->next)
@@ -457,15 +487,16 @@ static void __htw_program(struct htw_wheel *wheel, u64 t)
 
 /*
  * Re-arm the hrtimer after the wheel changed, unless an expiry run is in
- * progress: that run re-arms it when it ends.  Only an earlier event needs
- * it; a later one leaves a spurious expiry run, which is cheaper.
+ * progress: that run re-arms it when it ends.  Due timers, or a bucket
+ * left half emptied, want a run at once; otherwise only an earlier event
+ * needs it, and a later one leaves a spurious expiry run, which is cheaper.
  */
 static void __htw_update(struct htw_wheel *wheel)
 	__must_hold(&wheel->lock)
 {
 	if (wheel->expiring)
 		return;
-	if (wheel->nr_due)
+	if (wheel->nr_due || wheel->draining)
 		__htw_program(wheel, wheel->clk);
 	else if (!wheel->nr_pending)
 		__htw_program(wheel, HTW_NEVER);
@@ -508,7 +539,8 @@ static void __htw_disarm(struct htw_wheel *wheel, struct htw_timer *timer)
 /*
  * A periodic timer has expired at its @expires, and clk has reached at
  * least its when.  Return how many of its expiries E + kP have passed (those
- * at or before clk's start, at least the one at E) and set *@expired to the
+ * at or before the present tick's start, at least the one at E: clk may lag
+ * the present while a run empties a large bucket) and set *@expired to the
  * last of them.  Move the timer to the expiry after that and return true, or
  * return false if that would not fit in 64 bits: the timer then ends.
  */
@@ -516,7 +548,7 @@ static bool __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *time
 				 u64 *expired, u64 *count)
 	__must_hold(&wheel->lock)
 {
-	u64 clk_ns = htw_tick_to_ns(wheel, wheel->clk);
+	u64 clk_ns = htw_tick_to_ns(wheel, max(wheel->clk, wheel->present));
 	u64 n = 1;
 
 	if (timer->expires < clk_ns && clk_ns - timer->expires >= timer->period)
@@ -647,6 +679,9 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 	wheel->tick = params->tick_ns;
 	wheel->shift = shift;
 	wheel->budget = params->expire_budget ?: HTW_DEFAULT_BUDGET;
+	if (check_mul_overflow(wheel->budget, HTW_MOVES_PER_CALLBACK,
+			       &wheel->move_budget))
+		wheel->move_budget = UINT_MAX;
 	wheel->flags = params->flags;
 	wheel->clockid = params->clockid;
 	for (f = 1; f < ARRAY_SIZE(wheel->level_of); f++)
@@ -737,17 +772,19 @@ EXPORT_SYMBOL_GPL(htw_wheel_now);
  * @now: the new time in ns; a time before the wheel's present is ignored
  *
  * Expires the buckets up to @now and runs the due callbacks, at most the
- * wheel's expire_budget of them, in the caller's context.  Calls for one
+ * wheel's expire_budget of them, in the caller's context, with the wheel's
+ * bounds on the timers moved per run as on a real clock.  Calls for one
  * wheel must not run concurrently.
  *
  * Context: Any context the callbacks accept.
- * Return: the number of callbacks run; a caller that got the full budget
- * calls again to run the rest.
+ * Return: the number of callbacks run; 0 once nothing is due at @now.  A
+ * caller that got any calls again to run the rest.
  */
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 {
 	unsigned long flags;
 	unsigned int done;
+	bool complete;
 
 	if (WARN_ON_ONCE(!htw_manual(wheel)))
 		return 0;
@@ -760,8 +797,12 @@ unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 	wheel->now = max(wheel->now, now);
 	wheel->expiring = true;
 	wheel->runs++;
-	__htw_advance(wheel, htw_ns_to_tick(wheel, wheel->now), &flags);
-	done = __htw_run_due(wheel, &flags);
+	/* A run that only moved timers would look to the caller like the end. */
+	do {
+		complete = __htw_advance(wheel, htw_ns_to_tick(wheel, wheel->now),
+					 &flags);
+		done = __htw_run_due(wheel, &flags);
+	} while (!complete && !done);
 	wheel->expiring = false;
 	spin_unlock_irqrestore(&wheel->lock, flags);
 	return done;

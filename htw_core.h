@@ -82,6 +82,12 @@ enum htw_mode {
 /* Callbacks one expiry run makes when the caller does not choose. */
 #define HTW_DEFAULT_BUDGET	128
 
+/*
+ * Moving a timer out of an expired bucket costs a fraction of a callback:
+ * one expiry run moves at most this many timers per callback of its budget.
+ */
+#define HTW_MOVES_PER_CALLBACK	16
+
 /**
  * struct htw_wheel_params - what a wheel is made of
  * @tick_ns: width of a level-0 bucket in ns, at least 1; need not be a
@@ -89,7 +95,9 @@ enum htw_mode {
  * @wheel_size: buckets per level, a power of two in
  *	[%HTW_WHEEL_SIZE_MIN, %HTW_WHEEL_SIZE_MAX]
  * @expire_budget: most callbacks one expiry run makes before it yields and
- *	continues at once in a new run; 0 means %HTW_DEFAULT_BUDGET
+ *	continues at once in a new run; 0 means %HTW_DEFAULT_BUDGET.  It also
+ *	bounds the timers one run moves out of expired buckets, at
+ *	%HTW_MOVES_PER_CALLBACK times as many.
  * @clockid: %CLOCK_MONOTONIC or %CLOCK_BOOTTIME
  * @flags: 0 or %HTW_WHEEL_MANUAL
  * @start_ns: a manual wheel's initial time; must be 0 otherwise
