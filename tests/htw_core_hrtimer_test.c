@@ -141,7 +141,6 @@ static void htw_core_hrtimer_del_sync_stops_periodic_timer(struct kunit *test)
 	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done, 5 * HZ), 0);
 	KUNIT_EXPECT_EQ(test, htw_del_sync(&t->timer), 1);
 	fires = READ_ONCE(t->fires);
-	KUNIT_EXPECT_GE(test, fires, 5);
 	KUNIT_EXPECT_GE(test, t->expired, first + 4 * period);
 	KUNIT_EXPECT_GE(test, t->fired_at, t->expired);
 
