@@ -37,12 +37,30 @@
  * timers are then re-inserted by the rule above; they land on a lower level
  * (their when lies within one bucket of clk now), or, from level 0, on the
  * due list.  A timer thus moves down at most once per level and reaches the
- * due list exactly when clk reaches its when.  Kafka creates an overflow
- * wheel for the first timer that needs it; here the storage for every level
- * a wheel could ever need (64 / shift of them at most) is reserved when the
- * wheel is created, so that adding a timer never allocates and never fails
- * for lack of memory, as add_timer() cannot; a level is in use only while
- * it holds timers (@level_map), and the levels not in use cost no work.
+ * due list exactly when clk reaches its when.
+ *
+ * Why cascade at all?  timer_list's wheel (kernel/time/timer.c) never moves
+ * a timer: it rounds a far expiry up to its level's granularity and accepts
+ * being up to 12.5% late, which suits timeouts that are almost always
+ * cancelled.  htw promises one tick to every timer whatever its distance,
+ * and pays for that with at most one move per level in a timer's life, each
+ * an O(1) list operation done by the expiry run, never by the caller.
+ *
+ * Levels on demand.  Kafka creates an overflow wheel for the first timer
+ * that needs it.  A wheel can need up to 64 / shift levels of N buckets;
+ * by default the buckets of every one of them are allocated when the wheel
+ * is created, so that adding a timer never allocates and never fails for
+ * lack of memory, as add_timer() cannot.  A wheel created with
+ * HTW_WHEEL_LAZY_LEVELS starts with none: htw_wheel_reserve(), in process
+ * context, allocates the levels an expiry needs before the timer is added,
+ * so that a wheel holding only near timers costs one level.  Levels are
+ * allocated from level 0 up and kept until the wheel is destroyed.  The
+ * level a timer needs only falls as clk moves on (its distance from clk
+ * shrinks), so a reservation made before an add holds for that add and for
+ * every cascade after it; a periodic timer, whose re-arm the wheel makes on
+ * its own in softirq context, could need a level nobody reserved, so lazy
+ * wheels take one-shot timers only.  A level is in use only while it holds
+ * timers (@level_map), and the levels not in use cost no work.
  *
  * Finding the next expiry
  * -----------------------
@@ -116,7 +134,7 @@
 
 /*
  * A timer's @slot says where it is: idle, on the due list, or in the bucket
- * of that number, (level << shift) | index, an index into wheel->buckets.
+ * of that number, (level << shift) | index.
  */
 #define HTW_SLOT_IDLE		U32_MAX
 #define HTW_SLOT_DUE		(U32_MAX - 1)
@@ -132,6 +150,7 @@
 struct htw_level {
 	u64 pending;	/* bit i set: bucket i of this level holds timers */
 	u64 nr_timers;
+	struct list_head *buckets;	/* wheel_size of them, or NULL */
 };
 
 struct htw_wheel {
@@ -139,13 +158,12 @@ struct htw_wheel {
 	u64 tick;			/* ns per level-0 bucket */
 	u64 origin;			/* clock value of tick 0, ns */
 	unsigned int shift;		/* wheel_size == 1 << shift */
-	unsigned int nr_levels;		/* levels reserved */
+	unsigned int max_levels;	/* levels the wheel may need */
 	unsigned int budget;		/* callbacks per expiry run */
 	unsigned int move_budget;	/* timers moved per expiry run */
 	unsigned int flags;		/* HTW_WHEEL_* */
 	clockid_t clockid;
 	u8 level_of[BITS_PER_LONG_LONG + 1];	/* fls64(when - clk) -> level */
-	struct list_head *buckets;	/* nr_levels << shift of them */
 	struct hrtimer hrtimer;
 	wait_queue_head_t wq;		/* htw_del_sync() waits for @running */
 
@@ -159,6 +177,7 @@ struct htw_wheel {
 	u64 now;			/* a manual wheel's time, ns */
 	u64 nr_pending;			/* timers in buckets or on @due */
 	u64 nr_due;
+	unsigned int nr_reserved;	/* levels 0..nr_reserved-1 have buckets */
 	struct list_head due;		/* timers whose callback is to run */
 	struct htw_timer *running;	/* timer whose callback runs now */
 	struct task_struct *running_task;	/* context that runs it */
@@ -188,6 +207,17 @@ static inline u64 htw_mask(const struct htw_wheel *wheel)
 static inline unsigned int htw_slot_level(const struct htw_wheel *wheel, u32 slot)
 {
 	return slot >> wheel->shift;
+}
+
+static inline struct list_head *htw_bucket(const struct htw_wheel *wheel, u32 slot)
+{
+	return &wheel->levels[htw_slot_level(wheel, slot)].buckets[slot & htw_mask(wheel)];
+}
+
+/* GFP flags for the wheel's own memory. */
+static inline gfp_t htw_gfp(unsigned int flags)
+{
+	return flags & HTW_WHEEL_ACCOUNT ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
 }
 
 /* ceil(ns / tick) after the origin: the first tick boundary at or after ns. */
@@ -262,6 +292,17 @@ static u32 __htw_slot(const struct htw_wheel *wheel, u64 when, u64 *start)
 	return (level << wheel->shift) | (v & htw_mask(wheel));
 }
 
+/* Whether the level a timer due at @when goes to has its buckets. */
+static bool __htw_reserved(const struct htw_wheel *wheel, u64 when)
+	__must_hold(&wheel->lock)
+{
+	u64 start;
+	u32 slot = __htw_slot(wheel, when, &start);
+
+	return slot == HTW_SLOT_DUE ||
+	       htw_slot_level(wheel, slot) < wheel->nr_reserved;
+}
+
 /* Put @timer where its @when belongs; its place must be empty. */
 static void __htw_enqueue(struct htw_wheel *wheel, struct htw_timer *timer)
 	__must_hold(&wheel->lock)
@@ -280,7 +321,7 @@ static void __htw_enqueue(struct htw_wheel *wheel, struct htw_timer *timer)
 		return;
 	}
 
-	list_add_tail(&timer->entry, &wheel->buckets[slot]);
+	list_add_tail(&timer->entry, htw_bucket(wheel, slot));
 	level = htw_slot_level(wheel, slot);
 	wheel->levels[level].pending |= BIT_ULL(slot & htw_mask(wheel));
 	wheel->levels[level].nr_timers++;
@@ -312,7 +353,7 @@ static void __htw_unlink(struct htw_wheel *wheel, struct htw_timer *timer)
 	level = htw_slot_level(wheel, slot);
 	lvl = &wheel->levels[level];
 	lvl->nr_timers--;
-	if (list_empty(&wheel->buckets[slot])) {
+	if (list_empty(htw_bucket(wheel, slot))) {
 		lvl->pending &= ~BIT_ULL(slot & htw_mask(wheel));
 		if (!lvl->pending)
 			__clear_bit(level, wheel->level_map);
@@ -331,7 +372,7 @@ static bool __htw_next_event(const struct htw_wheel *wheel, u64 *next)
 	unsigned int level;
 
 	*next = HTW_NEVER;
-	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
+	for_each_set_bit(level, wheel->level_map, wheel->max_levels) {
 		unsigned int s = level * wheel->shift;
 		u64 pending = wheel->levels[level].pending;
 		u64 cur = (wheel->clk >> s) & htw_mask(wheel);
@@ -344,7 +385,7 @@ static bool __htw_next_event(const struct htw_wheel *wheel, u64 *next)
 			dist = __ffs64(pending) + htw_size(wheel) - cur;
 		*next = min(*next, ((wheel->clk >> s) + dist) << s);
 	}
-	return !bitmap_empty(wheel->level_map, wheel->nr_levels);
+	return !bitmap_empty(wheel->level_map, wheel->max_levels);
 }
 
 /*
@@ -369,12 +410,12 @@ static bool __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags,
 {
 	unsigned int level;
 
-	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
+	for_each_set_bit(level, wheel->level_map, wheel->max_levels) {
 		unsigned int s = level * wheel->shift;
 		u64 idx = (wheel->clk >> s) & htw_mask(wheel);
 		struct list_head *bucket;
 
-		bucket = &wheel->buckets[(level << wheel->shift) | idx];
+		bucket = &wheel->levels[level].buckets[idx];
 		while (!list_empty(bucket)) {
 			struct htw_timer *timer;
 
@@ -513,14 +554,18 @@ static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
 	__must_hold(&wheel->lock)
 {
 	u64 now = htw_manual(wheel) ? wheel->now : htw_clock_now(wheel);
+	u64 when;
 
 	if (mode == HTW_MODE_REL && check_add_overflow(now, expires, &expires))
 		return -ERANGE;
 
 	__htw_forward(wheel, now);
+	when = htw_ns_to_when(wheel, expires);
+	if (!__htw_reserved(wheel, when))
+		return -ENOMEM;
 	timer->expires = expires;
 	timer->period = period;
-	timer->when = htw_ns_to_when(wheel, expires);
+	timer->when = when;
 	__htw_enqueue(wheel, timer);
 	wheel->nr_pending++;
 	return 0;
@@ -631,12 +676,36 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 	return HRTIMER_NORESTART;
 }
 
+/* A level's buckets, empty; NULL if out of memory. */
+static struct list_head *htw_buckets_alloc(const struct htw_wheel *wheel)
+{
+	struct list_head *buckets;
+	u64 i;
+
+	buckets = kmalloc_array(htw_size(wheel), sizeof(*buckets),
+				htw_gfp(wheel->flags));
+	if (buckets)
+		for (i = 0; i < htw_size(wheel); i++)
+			INIT_LIST_HEAD(&buckets[i]);
+	return buckets;
+}
+
+static void htw_wheel_free(struct htw_wheel *wheel)
+{
+	unsigned int level;
+
+	for (level = 0; level < wheel->nr_reserved; level++)
+		kfree(wheel->levels[level].buckets);
+	kfree(wheel);
+}
+
 /**
  * htw_wheel_create() - create a timing wheel
  * @params: its tick, size, budget, clock and flags
  *
- * Reserves the buckets of every level the wheel may need, so that arming a
- * timer never allocates.
+ * Allocates the buckets of every level the wheel may need, so that arming a
+ * timer never allocates; with %HTW_WHEEL_LAZY_LEVELS, none (see
+ * htw_wheel_reserve()).
  *
  * Context: Process context; may sleep.
  * Return: the wheel, ERR_PTR(-EINVAL) for parameters out of range (see
@@ -644,9 +713,9 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
  */
 struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 {
-	unsigned int shift, nr_levels, f;
+	unsigned int shift, nr_levels, level, f;
 	struct htw_wheel *wheel;
-	u64 max_when, rem, i;
+	u64 max_when, rem;
 
 	if (!params->tick_ns ||
 	    !is_power_of_2(params->wheel_size) ||
@@ -654,7 +723,7 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 	    params->wheel_size > HTW_WHEEL_SIZE_MAX ||
 	    (params->clockid != CLOCK_MONOTONIC &&
 	     params->clockid != CLOCK_BOOTTIME) ||
-	    (params->flags & ~HTW_WHEEL_MANUAL) ||
+	    (params->flags & ~HTW_WHEEL_FLAGS) ||
 	    (params->start_ns && !(params->flags & HTW_WHEEL_MANUAL)))
 		return ERR_PTR(-EINVAL);
 
@@ -663,26 +732,29 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 	max_when = div64_u64_rem(U64_MAX, params->tick_ns, &rem) + !!rem;
 	nr_levels = DIV_ROUND_UP(fls64(max_when), shift);
 
-	wheel = kzalloc(struct_size(wheel, levels, nr_levels), GFP_KERNEL);
+	wheel = kzalloc(struct_size(wheel, levels, nr_levels),
+			htw_gfp(params->flags));
 	if (!wheel)
 		return ERR_PTR(-ENOMEM);
-	wheel->nr_levels = nr_levels;
-	wheel->buckets = kvmalloc_array((size_t)nr_levels << shift,
-					sizeof(*wheel->buckets), GFP_KERNEL);
-	if (!wheel->buckets) {
-		kfree(wheel);
-		return ERR_PTR(-ENOMEM);
-	}
-	for (i = 0; i < (u64)nr_levels << shift; i++)
-		INIT_LIST_HEAD(&wheel->buckets[i]);
-
+	wheel->max_levels = nr_levels;
 	wheel->tick = params->tick_ns;
 	wheel->shift = shift;
+	wheel->flags = params->flags;
+	if (!(wheel->flags & HTW_WHEEL_LAZY_LEVELS)) {
+		for (level = 0; level < nr_levels; level++) {
+			wheel->levels[level].buckets = htw_buckets_alloc(wheel);
+			if (!wheel->levels[level].buckets) {
+				htw_wheel_free(wheel);
+				return ERR_PTR(-ENOMEM);
+			}
+			wheel->nr_reserved++;
+		}
+	}
+
 	wheel->budget = params->expire_budget ?: HTW_DEFAULT_BUDGET;
 	if (check_mul_overflow(wheel->budget, HTW_MOVES_PER_CALLBACK,
 			       &wheel->move_budget))
 		wheel->move_budget = UINT_MAX;
-	wheel->flags = params->flags;
 	wheel->clockid = params->clockid;
 	for (f = 1; f < ARRAY_SIZE(wheel->level_of); f++)
 		wheel->level_of[f] = min(DIV_ROUND_UP(f, shift), nr_levels) - 1;
@@ -706,15 +778,61 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 EXPORT_SYMBOL_GPL(htw_wheel_create);
 
 /**
+ * htw_wheel_reserve() - allocate the levels a timer due at @expires needs
+ * @wheel: the wheel
+ * @expires: an absolute expiry, in ns on the wheel's clock
+ *
+ * On a wheel created with %HTW_WHEEL_LAZY_LEVELS, makes sure that a timer
+ * armed later with this expiry, or any earlier one, finds its level's
+ * buckets (the level a given expiry needs never rises as time passes).
+ * Levels are kept until the wheel is destroyed.  On other wheels, every
+ * level is there from the start and this does nothing.
+ *
+ * Context: Process context; may sleep.  Memory is charged to the caller's
+ * memory cgroup if the wheel was created with %HTW_WHEEL_ACCOUNT.
+ * Return: 0, or -ENOMEM.
+ */
+int htw_wheel_reserve(struct htw_wheel *wheel, u64 expires)
+{
+	struct list_head *buckets;
+	unsigned long flags;
+	unsigned int level;
+	bool done;
+
+	might_sleep();
+	for (;;) {
+		spin_lock_irqsave(&wheel->lock, flags);
+		done = __htw_reserved(wheel, htw_ns_to_when(wheel, expires));
+		level = wheel->nr_reserved;
+		spin_unlock_irqrestore(&wheel->lock, flags);
+		if (done)
+			return 0;
+
+		buckets = htw_buckets_alloc(wheel);
+		if (!buckets)
+			return -ENOMEM;
+		spin_lock_irqsave(&wheel->lock, flags);
+		if (wheel->nr_reserved == level) {
+			wheel->levels[level].buckets = buckets;
+			wheel->nr_reserved++;
+			buckets = NULL;
+		}
+		spin_unlock_irqrestore(&wheel->lock, flags);
+		kfree(buckets);
+	}
+}
+EXPORT_SYMBOL_GPL(htw_wheel_reserve);
+
+/**
  * htw_wheel_destroy() - destroy a timing wheel
  * @wheel: the wheel, or NULL
  *
  * Waits for a running expiry run of the wheel's hrtimer to finish; a manual
  * wheel must not be destroyed while htw_advance() runs on it.  The wheel
- * must hold no timer:
- * destroying one that does is a bug in the caller, reported with a warning;
- * the wheel is then left allocated (and never fires again), so that the
- * caller's later use of its timers does not touch freed memory.
+ * must hold no timer once that run is over: destroying one that does is a
+ * bug in the caller, reported with a warning; the wheel is then left
+ * allocated (and never fires again), so that the caller's later use of its
+ * timers does not touch freed memory.
  *
  * Context: Process context; may sleep.  Not from one of the wheel's callbacks.
  */
@@ -728,18 +846,21 @@ void htw_wheel_destroy(struct htw_wheel *wheel)
 
 	spin_lock_irqsave(&wheel->lock, flags);
 	wheel->dead = true;
-	pending = wheel->nr_pending;
 	spin_unlock_irqrestore(&wheel->lock, flags);
 
+	/* A run in progress may still re-arm a periodic timer: wait for it. */
 	if (!htw_manual(wheel))
 		hrtimer_cancel(&wheel->hrtimer);
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	pending = wheel->nr_pending;
+	spin_unlock_irqrestore(&wheel->lock, flags);
 
 	if (WARN(pending, "htw: wheel destroyed with %llu timers armed; leaking it\n",
 		 pending))
 		return;
 
-	kvfree(wheel->buckets);
-	kfree(wheel);
+	htw_wheel_free(wheel);
 }
 EXPORT_SYMBOL_GPL(htw_wheel_destroy);
 
@@ -826,10 +947,11 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
 	stats->wheel_size = htw_size(wheel);
 
 	spin_lock_irqsave(&wheel->lock, flags);
-	for_each_set_bit(level, wheel->level_map, wheel->nr_levels) {
+	for_each_set_bit(level, wheel->level_map, wheel->max_levels) {
 		stats->level[level] = wheel->levels[level].nr_timers;
 		stats->nr_levels = level + 1;
 	}
+	stats->nr_reserved = wheel->nr_reserved;
 	stats->pending = wheel->nr_pending;
 	stats->due = wheel->nr_due;
 	stats->runs = wheel->runs;
@@ -872,7 +994,9 @@ EXPORT_SYMBOL_GPL(htw_timer_init);
  *
  * Context: Any context.
  * Return: 0; -EBUSY if @timer is already armed; -ERANGE if a relative
- * @expires overflows the clock; -EINVAL for an unknown @mode.
+ * @expires overflows the clock; -EINVAL for an unknown @mode, or a
+ * @period on a wheel with %HTW_WHEEL_LAZY_LEVELS; -ENOMEM if the level the
+ * timer needs was not reserved (only on such a wheel).
  */
 int htw_add(struct htw_timer *timer, u64 expires, u64 period,
 	    enum htw_mode mode)
@@ -881,7 +1005,8 @@ int htw_add(struct htw_timer *timer, u64 expires, u64 period,
 	unsigned long flags;
 	int ret;
 
-	if (mode != HTW_MODE_ABS && mode != HTW_MODE_REL)
+	if ((mode != HTW_MODE_ABS && mode != HTW_MODE_REL) ||
+	    (period && (wheel->flags & HTW_WHEEL_LAZY_LEVELS)))
 		return -EINVAL;
 
 	spin_lock_irqsave(&wheel->lock, flags);
@@ -909,8 +1034,8 @@ EXPORT_SYMBOL_GPL(htw_add);
  *
  * Context: Any context.
  * Return: 1 if @timer was armed, 0 if it was idle; -ERANGE if a relative
- * @expires overflows the clock (the timer is then left as it was);
- * -EINVAL for an unknown @mode.
+ * @expires overflows the clock, -EINVAL and -ENOMEM as for htw_add() (in
+ * each case the timer is left as it was).
  */
 int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 	    enum htw_mode mode)
@@ -920,7 +1045,8 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 	u64 when, start;
 	int ret;
 
-	if (mode != HTW_MODE_ABS && mode != HTW_MODE_REL)
+	if ((mode != HTW_MODE_ABS && mode != HTW_MODE_REL) ||
+	    (period && (wheel->flags & HTW_WHEEL_LAZY_LEVELS)))
 		return -EINVAL;
 
 	spin_lock_irqsave(&wheel->lock, flags);
@@ -934,9 +1060,14 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 		mode = HTW_MODE_ABS;
 	}
 
+	when = htw_ns_to_when(wheel, expires);
+	if (!__htw_reserved(wheel, when)) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+
 	ret = timer->slot != HTW_SLOT_IDLE;
 	if (ret && timer->slot != HTW_SLOT_DUE) {
-		when = htw_ns_to_when(wheel, expires);
 		if (__htw_slot(wheel, when, &start) == timer->slot) {
 			timer->expires = expires;
 			timer->period = period;

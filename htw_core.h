@@ -10,7 +10,9 @@
  * A timer is never early and at most one tick late, wherever it sits in the
  * wheel and however far away its expiry was when it was armed (up to 2^64 ns
  * on the wheel's clock: there is no clamping).  Arming and cancelling are
- * O(1) and never allocate.  See the design notes at the top of htw_core.c.
+ * O(1) and never allocate (on a wheel that allocates its levels on demand,
+ * htw_wheel_reserve() does, beforehand).  See the design notes at the top of
+ * htw_core.c.
  */
 #ifndef _HTW_CORE_H
 #define _HTW_CORE_H
@@ -69,8 +71,20 @@ enum htw_mode {
 /*
  * HTW_WHEEL_MANUAL: the wheel arms no hrtimer; its time moves only through
  * htw_advance().  Meant for deterministic tests and simulations.
+ *
+ * HTW_WHEEL_LAZY_LEVELS: the wheel allocates no level at creation; each
+ * expiry's levels are allocated by htw_wheel_reserve() before the timer is
+ * added.  Such a wheel takes one-shot timers only (a periodic re-arm, made
+ * in softirq context, could need a level that nobody reserved).
+ *
+ * HTW_WHEEL_ACCOUNT: the wheel's memory is charged to the memory cgroup of
+ * whoever creates it or reserves its levels.
  */
 #define HTW_WHEEL_MANUAL	BIT(0)
+#define HTW_WHEEL_LAZY_LEVELS	BIT(1)
+#define HTW_WHEEL_ACCOUNT	BIT(2)
+#define HTW_WHEEL_FLAGS		(HTW_WHEEL_MANUAL | HTW_WHEEL_LAZY_LEVELS | \
+				 HTW_WHEEL_ACCOUNT)
 
 /* Wheel sizes are powers of two from 2 to 64 buckets per level. */
 #define HTW_WHEEL_SIZE_MIN	2
@@ -99,7 +113,7 @@ enum htw_mode {
  *	bounds the timers one run moves out of expired buckets, at
  *	%HTW_MOVES_PER_CALLBACK times as many.
  * @clockid: %CLOCK_MONOTONIC or %CLOCK_BOOTTIME
- * @flags: 0 or %HTW_WHEEL_MANUAL
+ * @flags: %HTW_WHEEL_MANUAL, %HTW_WHEEL_LAZY_LEVELS, %HTW_WHEEL_ACCOUNT
  * @start_ns: a manual wheel's initial time; must be 0 otherwise
  */
 struct htw_wheel_params {
@@ -116,6 +130,7 @@ struct htw_wheel_params {
  * @tick_ns: the wheel's tick
  * @wheel_size: its buckets per level
  * @nr_levels: levels in use: one more than the highest level holding a timer
+ * @nr_reserved: levels whose buckets are allocated
  * @pending: timers armed (in a bucket or due and waiting for their callback)
  * @due: timers whose expiry has passed and whose callback has not started
  * @level: timers in the buckets of each level
@@ -127,6 +142,7 @@ struct htw_wheel_stats {
 	u64 tick_ns;
 	u32 wheel_size;
 	u32 nr_levels;
+	u32 nr_reserved;
 	u64 pending;
 	u64 due;
 	u64 level[HTW_MAX_LEVELS];
@@ -137,6 +153,7 @@ struct htw_wheel_stats {
 
 struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params);
 void htw_wheel_destroy(struct htw_wheel *wheel);
+int htw_wheel_reserve(struct htw_wheel *wheel, u64 expires);
 u64 htw_wheel_now(struct htw_wheel *wheel);
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now);
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats);

@@ -128,7 +128,7 @@ static const struct htw_core_params_case htw_core_invalid_params[] = {
 	  .clockid = CLOCK_TAI } },
 	{ "clockid -1", { .tick_ns = 1, .wheel_size = 64, .clockid = -1 } },
 	{ "unknown flag", { .tick_ns = 1, .wheel_size = 64,
-	  .clockid = CLOCK_MONOTONIC, .flags = BIT(1) } },
+	  .clockid = CLOCK_MONOTONIC, .flags = BIT(3) } },
 	{ "start_ns without HTW_WHEEL_MANUAL", { .tick_ns = 1,
 	  .wheel_size = 64, .clockid = CLOCK_MONOTONIC, .start_ns = 1 } },
 };
@@ -986,6 +986,68 @@ static void htw_core_del_of_due_timer_cancels_it(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, stats.pending, 0);
 }
 
+static struct htw_wheel *htw_test_lazy_wheel(struct kunit *test)
+{
+	struct htw_wheel_params params = {
+		.tick_ns = 1,
+		.wheel_size = 4,
+		.clockid = CLOCK_MONOTONIC,
+		.flags = HTW_WHEEL_MANUAL | HTW_WHEEL_LAZY_LEVELS,
+	};
+
+	return htw_test_wheel_params(test, &params);
+}
+
+/* A lazy wheel has no level until one is reserved, then only those needed. */
+static void htw_core_lazy_wheel_reserves_levels_on_demand(struct kunit *test)
+{
+	struct htw_wheel *wheel = htw_test_lazy_wheel(test);
+	struct htw_test_timer *t = htw_test_timers(test, wheel, 3);
+	struct htw_wheel_stats stats;
+
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.nr_reserved, 0);
+	KUNIT_EXPECT_EQ(test, htw_add(&t[0].timer, 3, 0, HTW_MODE_ABS), -ENOMEM);
+	KUNIT_EXPECT_FALSE(test, htw_pending(&t[0].timer));
+
+	/* 3 ticks away: level 0.  64 ticks: level 3 (4^3), so levels 0-3. */
+	KUNIT_ASSERT_EQ(test, htw_wheel_reserve(wheel, 3), 0);
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.nr_reserved, 1);
+	KUNIT_EXPECT_EQ(test, htw_add(&t[0].timer, 3, 0, HTW_MODE_ABS), 0);
+	KUNIT_EXPECT_EQ(test, htw_add(&t[1].timer, 64, 0, HTW_MODE_ABS), -ENOMEM);
+	KUNIT_ASSERT_EQ(test, htw_wheel_reserve(wheel, 64), 0);
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.nr_reserved, 4);
+	KUNIT_EXPECT_EQ(test, htw_add(&t[1].timer, 64, 0, HTW_MODE_ABS), 0);
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, stats.level[3], 1);
+
+	/* A move that would need a missing level leaves the timer as it was. */
+	KUNIT_EXPECT_EQ(test, htw_mod(&t[0].timer, 1 << 20, 0, HTW_MODE_ABS),
+			-ENOMEM);
+	KUNIT_EXPECT_TRUE(test, htw_pending(&t[0].timer));
+
+	/* Cascades never need a level that was not there when armed. */
+	htw_test_advance_all(test, wheel, 64);
+	KUNIT_EXPECT_EQ(test, t[0].fires, 1);
+	KUNIT_EXPECT_EQ(test, t[1].fires, 1);
+	KUNIT_EXPECT_EQ(test, t[1].fired_at, 64);
+}
+
+/* A lazy wheel re-arms nothing on its own: periodic timers are refused. */
+static void htw_core_lazy_wheel_refuses_periodic_timers(struct kunit *test)
+{
+	struct htw_wheel *wheel = htw_test_lazy_wheel(test);
+	struct htw_test_timer *t = htw_test_timers(test, wheel, 1);
+
+	KUNIT_ASSERT_EQ(test, htw_wheel_reserve(wheel, 100), 0);
+	KUNIT_EXPECT_EQ(test, htw_add(&t->timer, 10, 10, HTW_MODE_ABS), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htw_add(&t->timer, 10, 0, HTW_MODE_ABS), 0);
+	KUNIT_EXPECT_EQ(test, htw_mod(&t->timer, 10, 10, HTW_MODE_ABS), -EINVAL);
+	KUNIT_EXPECT_TRUE(test, htw_pending(&t->timer));
+}
+
 static void htw_core_del_after_expiry_returns_false(struct kunit *test)
 {
 	struct htw_wheel *wheel = htw_test_wheel(test, 4, 1, 0);
@@ -1297,6 +1359,8 @@ static struct kunit_case htw_core_test_cases[] = {
 	KUNIT_CASE(htw_core_periodic_rearms_from_previous_expiry),
 	KUNIT_CASE(htw_core_periodic_counts_overruns),
 	KUNIT_CASE(htw_core_budget_bounds_each_advance),
+	KUNIT_CASE(htw_core_lazy_wheel_reserves_levels_on_demand),
+	KUNIT_CASE(htw_core_lazy_wheel_refuses_periodic_timers),
 	KUNIT_CASE(htw_core_budget_keeps_expiry_order),
 	KUNIT_CASE_PARAM(htw_core_u64_max_expiry_runs_at_u64_max,
 			 htw_core_top_ticks_gen_params),
