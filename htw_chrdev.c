@@ -2,11 +2,11 @@
 /*
  * /dev/htw: timers of the wheel for user space
  *
- * The module creates one wheel per clock (CLOCK_MONOTONIC, CLOCK_BOOTTIME),
- * shared by every open file; each open file is a context (htw_ctx.c).  This
- * file is the glue between them and user space: module parameters, the
- * misc device, and the ioctls, which copy their arguments in and out and
- * leave the rest to the context.
+ * Each open file is a context (htw_ctx.c), with wheels of its own, and is
+ * charged to the account of the uid that opened it (htw_user.c).  This file
+ * is the glue between them and user space: module parameters, the misc
+ * device, and the ioctls, which copy their arguments in and out and leave
+ * the rest to the context.
  *
  * Every ioctl validates in the same order: the size the command carries,
  * then the copy (-EFAULT), then flags and reserved fields (-EINVAL), then
@@ -17,7 +17,9 @@
 
 #include <linux/compat.h>
 #include <linux/fs.h>
+#include <linux/cred.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -27,6 +29,7 @@
 
 #include "htw_core.h"
 #include "htw_ctx.h"
+#include "htw_user.h"
 
 static unsigned long long tick_ns = NSEC_PER_MSEC;
 module_param(tick_ns, ullong, 0444);
@@ -48,7 +51,15 @@ static unsigned long long min_period_ns;
 module_param(min_period_ns, ullong, 0444);
 MODULE_PARM_DESC(min_period_ns, "Shortest period of a periodic timer in ns (default 0: tick_ns)");
 
-/* The wheels and limits every context is created with. */
+/* Root may change it at any time, as epoll's max_user_watches. */
+static unsigned int max_user_timers;
+module_param(max_user_timers, uint, 0644);
+MODULE_PARM_DESC(max_user_timers, "Most timers one user may hold across all files (default 0: 4% of memory)");
+
+/* The share of memory one user's timers may pin by default, as epoll's. */
+#define HTW_USER_MEM_DIVISOR	25
+
+/* What every context is created with, but its user. */
 static struct htw_ctx_params htw_params;
 
 /* The part of an ioctl command that is not its size. */
@@ -82,20 +93,31 @@ static int htw_copy_out(void __user *dst, size_t usize, const void *src,
 	return 0;
 }
 
+/* The timers of a file are charged to the real uid that opened it. */
 static int htw_open(struct inode *inode, struct file *file)
 {
+	struct htw_ctx_params params = htw_params;
 	struct htw_ctx *ctx;
 
-	ctx = htw_ctx_create(&htw_params);
-	if (IS_ERR(ctx))
+	params.user = htw_user_get(current_uid());
+	if (!params.user)
+		return -ENOMEM;
+	ctx = htw_ctx_create(&params);
+	if (IS_ERR(ctx)) {
+		htw_user_put(params.user);
 		return PTR_ERR(ctx);
+	}
 	file->private_data = ctx;
 	return stream_open(inode, file);
 }
 
 static int htw_release(struct inode *inode, struct file *file)
 {
-	htw_ctx_destroy(file->private_data);
+	struct htw_ctx *ctx = file->private_data;
+	struct htw_user *user = htw_ctx_user(ctx);
+
+	htw_ctx_destroy(ctx);
+	htw_user_put(user);
 	return 0;
 }
 
@@ -135,9 +157,13 @@ static int htw_ioctl_info(struct htw_ctx *ctx, void __user *argp,
 		.event_size	= sizeof(struct htw_event),
 	};
 
+	struct htw_user *user = htw_ctx_user(ctx);
+
 	if (usize < HTW_INFO_SIZE_VER0)
 		return -EINVAL;
 	htw_ctx_counts(ctx, &info.nr_timers, &info.nr_queued);
+	info.max_user_timers = READ_ONCE(max_user_timers);
+	info.user_timers = min_t(u64, htw_user_timers(user), U32_MAX);
 	return htw_copy_out(argp, usize, &info, sizeof(info));
 }
 
@@ -151,18 +177,8 @@ static int htw_ioctl_arm(struct htw_ctx *ctx, void __user *argp, size_t usize)
 			  HTW_TIMER_SPEC_SIZE_VER0);
 	if (ret)
 		return ret;
-	/* Where the id goes must be writable before a timer is armed. */
-	if (put_user(0, &uspec->id))
-		return -EFAULT;
-	ret = htw_ctx_arm(ctx, &spec);
-	if (ret)
-		return ret;
-	/* A timer whose id the caller cannot learn is of no use to it. */
-	if (put_user(spec.id, &uspec->id)) {
-		htw_ctx_cancel(ctx, spec.id);
-		return -EFAULT;
-	}
-	return 0;
+	/* A timer whose id the caller cannot learn is not armed at all. */
+	return htw_ctx_arm(ctx, &spec, &uspec->id);
 }
 
 static int htw_ioctl_modify(struct htw_ctx *ctx, void __user *argp,
@@ -194,13 +210,14 @@ static int htw_ioctl_cancel(struct htw_ctx *ctx, void __user *argp,
 }
 
 /* Run one operation of a batch; return its result. */
-static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op)
+static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op,
+			 struct htw_op __user *u)
 {
 	const struct htw_timer_spec *spec = &op->spec;
 
 	switch (op->op) {
 	case HTW_OP_ARM:
-		return htw_ctx_arm(ctx, &op->spec);
+		return htw_ctx_arm(ctx, &op->spec, &u->spec.id);
 	case HTW_OP_MODIFY:
 		return htw_ctx_modify(ctx, spec);
 	case HTW_OP_CANCEL:
@@ -214,10 +231,11 @@ static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op)
 }
 
 /*
- * Read, run and answer one operation.  Return 0, or -EFAULT if the
- * operation could not be read or answered, in which case it has no effect:
- * the places of the answer are written before the operation runs, so that
- * an operation whose answer cannot be written does not run.
+ * Read, run and answer one operation.  Return 0; -EFAULT if the operation
+ * could not be read, or its answer's places written, and did not run; or 1
+ * if it ran but its result could not be written after all (another thread
+ * unmapped the memory meanwhile).  An arm whose id cannot be written is not
+ * run: htw_ctx_arm() writes the id before it arms the timer.
  */
 static int htw_batch_one(struct htw_ctx *ctx, void __user *uop, size_t usize)
 {
@@ -228,27 +246,16 @@ static int htw_batch_one(struct htw_ctx *ctx, void __user *uop, size_t usize)
 	result = copy_struct_from_user(&op, sizeof(op), uop, usize);
 	if (result == -EFAULT)
 		return -EFAULT;
-	if (put_user(-EINPROGRESS, &u->result) ||
-	    (op.op == HTW_OP_ARM && put_user(0, &u->spec.id)))
+	if (put_user(-EINPROGRESS, &u->result))
 		return -EFAULT;
 	if (result)
 		result = -EINVAL;
 	else
-		result = htw_batch_run(ctx, &op);
-
-	if (op.op == HTW_OP_ARM && !result &&
-	    put_user(op.spec.id, &u->spec.id))
-		goto err_cancel;
-	if (put_user(result, &u->result)) {
-		if (op.op == HTW_OP_ARM && !result)
-			goto err_cancel;
+		result = htw_batch_run(ctx, &op, u);
+	if (op.op == HTW_OP_ARM && result == -EFAULT)
 		return -EFAULT;
-	}
-	return 0;
 
-err_cancel:
-	htw_ctx_cancel(ctx, op.spec.id);
-	return -EFAULT;
+	return put_user(result, &u->result) ? 1 : 0;
 }
 
 static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
@@ -275,8 +282,10 @@ static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
 		if (fatal_signal_pending(current))
 			return i ?: -EINTR;
 		ret = htw_batch_one(ctx, uop, batch.op_size);
-		if (ret)
+		if (ret < 0)
 			return i ?: ret;
+		if (ret)
+			return i + 1;
 		cond_resched();
 	}
 	return batch.count;
@@ -323,66 +332,48 @@ static struct miscdevice htw_misc = {
 	.mode		= 0666,
 };
 
-static void htw_destroy_wheels(void)
+static int __init htw_init(void)
 {
-	int i;
-
-	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++) {
-		htw_wheel_destroy(htw_params.wheel[i]);
-		htw_params.wheel[i] = NULL;
-	}
-}
-
-static int htw_create_wheels(void)
-{
-	static const clockid_t clocks[HTW_CTX_NR_CLOCKS] = {
-		[HTW_CTX_MONOTONIC]	= CLOCK_MONOTONIC,
-		[HTW_CTX_BOOTTIME]	= CLOCK_BOOTTIME,
-	};
 	struct htw_wheel_params wp = {
 		.tick_ns	= tick_ns,
 		.wheel_size	= wheel_size,
 		.expire_budget	= expire_budget,
+		.clockid	= CLOCK_MONOTONIC,
+		.flags		= HTW_WHEEL_LAZY_LEVELS,
 	};
 	struct htw_wheel *wheel;
-	int i;
-
-	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++) {
-		wp.clockid = clocks[i];
-		wheel = htw_wheel_create(&wp);
-		if (IS_ERR(wheel)) {
-			htw_destroy_wheels();
-			return PTR_ERR(wheel);
-		}
-		htw_params.wheel[i] = wheel;
-	}
-	return 0;
-}
-
-static int __init htw_init(void)
-{
 	int ret;
 
 	if (!max_timers)
 		return -EINVAL;
+	/* Refuse parameters no wheel could be made of, now rather than at open. */
+	wheel = htw_wheel_create(&wp);
+	if (IS_ERR(wheel))
+		return PTR_ERR(wheel);
+	htw_wheel_destroy(wheel);
+
 	if (!min_period_ns)
 		min_period_ns = tick_ns;
-	htw_params.min_period_ns = min_period_ns;
-	htw_params.max_timers = max_timers;
+	if (!max_user_timers)
+		max_user_timers = min_t(u64, U32_MAX,
+					div64_u64((u64)totalram_pages() << PAGE_SHIFT,
+						  HTW_USER_MEM_DIVISOR * htw_ctx_timer_cost()));
+	wp.flags = HTW_WHEEL_ACCOUNT;
+	htw_params = (struct htw_ctx_params) {
+		.wheel			= wp,
+		.min_period_ns		= min_period_ns,
+		.max_timers		= max_timers,
+		.max_user_timers	= &max_user_timers,
+	};
 
 	ret = htw_ctx_init();
 	if (ret)
 		return ret;
-	ret = htw_create_wheels();
-	if (ret)
-		goto err_ctx_exit;
 	ret = misc_register(&htw_misc);
 	if (ret)
-		goto err_destroy_wheels;
+		goto err_ctx_exit;
 	return 0;
 
-err_destroy_wheels:
-	htw_destroy_wheels();
 err_ctx_exit:
 	htw_ctx_exit();
 	return ret;
@@ -392,7 +383,6 @@ module_init(htw_init);
 static void __exit htw_exit(void)
 {
 	misc_deregister(&htw_misc);
-	htw_destroy_wheels();
 	htw_ctx_exit();
 }
 module_exit(htw_exit);

@@ -3,11 +3,35 @@
  * The timers and event queue behind one open /dev/htw
  *
  * Each timer a file arms is a struct htw_utimer: a struct htw_timer on one
- * of the shared wheels, the timer's id in the context's xarray, and the
+ * of the file's own wheels, the timer's id in the context's xarray, and the
  * record of its pending event.  The record lives in the timer, so a timer
  * has at most one event queued whatever its period, and the memory of a
- * context is bounded by the number of its timers: an expiry of a timer whose
- * event is still queued only raises the event's count, as timerfd's ticks.
+ * context is bounded by the number of its timers.
+ *
+ * A wheel per file
+ * ----------------
+ * /dev/htw is open to every user.  A context creates its own wheel for a
+ * clock when its first timer on that clock is armed, with its own lock and
+ * hrtimer: one file's expiry work never queues in front of another's for
+ * longer than one expiry run's budget, and files arming on different CPUs
+ * never share a lock.  The wheels allocate their levels on demand
+ * (HTW_WHEEL_LAZY_LEVELS), in process context before a timer is added, and
+ * are charged to the opener's memory cgroup, so that a file with a few near
+ * timers costs one level of buckets, not every level a wheel could need.
+ *
+ * Periodic timers are parked while unread
+ * ---------------------------------------
+ * The wheel only ever holds one-shot timers here.  When a periodic timer
+ * expires, its callback queues the event and the timer stays off the wheel;
+ * read() puts it back, at the first expiry E + k * P after the present, and
+ * reports in the event's count the expiries that passed meanwhile, computed
+ * from the clock as hrtimer_forward() would.  This is timerfd's rule
+ * ("to avoid DoS attacks specifying a very short timer period"): a program
+ * that stops reading costs no CPU at all, however many periodic timers it
+ * holds and however short their periods, and the expiry work a file makes
+ * is paced by its own reads.  The price is that a periodic timer's later
+ * expiries are counted by the read, not delivered by the wheel: the event
+ * says so with @fired, the time of that read.
  *
  * The wheel calls htw_utimer_fn() in softirq context.  It only records the
  * expiry and wakes readers, like timerfd_triggered(); everything else runs
@@ -15,17 +39,21 @@
  *
  * Lifetime: a timer is freed when it is cancelled, when the event of a
  * one-shot timer is read (its id is released then: a one-shot timer has
- * exactly one event), or when its context is destroyed.  A one-shot timer
- * whose callback has queued its event is no longer armed, and the wheel
- * does not touch it again; every other timer is taken off its wheel with
+ * exactly one event), or when its context is destroyed.  A timer whose
+ * callback has queued its event is no longer armed, and the wheel does not
+ * touch it again; every other timer is taken off its wheel with
  * htw_del_sync() before it is freed, so that no callback still runs on it.
+ * Ids are allocated cyclically, so a stale id finds nothing rather than the
+ * timer that took its place.
  *
  * Locking
  * -------
- * ctx->lock (a mutex) serialises everything that looks a timer up by id or
- * frees it: arm, modify, cancel, and the part of read() that takes events
- * off the queue and releases one-shot timers.  Holding it, a timer cannot
- * disappear; it is never taken by the callbacks.
+ * ctx->lock (a mutex) serialises everything that looks a timer up by id,
+ * arms it or frees it: arm, modify, cancel, and read(), which takes events
+ * off the queue, releases one-shot timers and re-arms periodic ones.
+ * Holding it, a timer cannot disappear; it is never taken by the callbacks.
+ * User memory is written under it (the id of a new timer, the events), so
+ * nothing may take it with mmap_lock held.
  *
  * ctx->wqh.lock (the wait queue's spinlock, taken with interrupts disabled)
  * protects the event queue and each timer's event record; the callbacks
@@ -39,31 +67,35 @@
  */
 
 #include <kunit/visibility.h>
+#include <linux/math64.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
 #include "htw_core.h"
 #include "htw_ctx.h"
+#include "htw_user.h"
 
 /* Flags of struct htw_utimer, stable while the timer is armed. */
-#define HTW_UT_PERIODIC		BIT(0)
-#define HTW_UT_BOOTTIME		BIT(1)
+#define HTW_UT_BOOTTIME		BIT(0)
 
 /**
  * struct htw_utimer - a timer of user space
- * @timer: the timer on its wheel
+ * @timer: the timer on its wheel, always one-shot
  * @ctx: the context it belongs to
  * @user_data: the value its events carry
+ * @period: 0, or the ns between its expiries
  * @event: in &htw_ctx.events while an event is queued, else empty
  * @count: expiries the queued event accounts for
  * @expires: the latest of them
- * @fired: when the wheel delivered it
+ * @fired: when it was delivered
  * @id: the timer's id in &htw_ctx.timers
- * @flags: %HTW_UT_PERIODIC, %HTW_UT_BOOTTIME
+ * @flags: %HTW_UT_BOOTTIME
  *
  * @event, @count, @expires and @fired are protected by &htw_ctx.wqh.lock;
  * the other fields change only under &htw_ctx.lock, while the timer is not
@@ -73,6 +105,7 @@ struct htw_utimer {
 	struct htw_timer timer;
 	struct htw_ctx *ctx;
 	u64 user_data;
+	u64 period;
 	struct list_head event;
 	u64 count;
 	u64 expires;
@@ -83,9 +116,12 @@ struct htw_utimer {
 
 /**
  * struct htw_ctx - one open /dev/htw
- * @params: its wheels and limits
+ * @params: its limits, and what its wheels are made of
  * @lock: see "Locking" above
+ * @wheel: its wheel of each clock, or NULL before the clock's first timer;
+ *	set once, under @lock
  * @timers: id -> struct htw_utimer; changed under @lock
+ * @next_id: where the cyclic search for a free id starts; under @lock
  * @nr_timers: timers in @timers; changed under @lock
  * @wqh: readers and pollers wait here; its lock protects the fields below
  * @events: timers with an event queued, in the order they were queued
@@ -94,7 +130,9 @@ struct htw_utimer {
 struct htw_ctx {
 	struct htw_ctx_params params;
 	struct mutex lock;		/* see "Locking" above */
+	struct htw_wheel *wheel[HTW_CTX_NR_CLOCKS];
 	struct xarray timers;
+	u32 next_id;
 	u32 nr_timers;
 
 	/* The following fields are protected by wqh.lock. */
@@ -127,9 +165,108 @@ void htw_ctx_exit(void)
 	kmem_cache_destroy(htw_utimer_cache);
 }
 
+/**
+ * htw_ctx_timer_cost() - the memory one timer of a context pins
+ *
+ * Context: Any context.
+ * Return: bytes: the timer's record and its slot in the id xarray.
+ */
+size_t htw_ctx_timer_cost(void)
+{
+	return sizeof(struct htw_utimer) + sizeof(void *);
+}
+
+/**
+ * htw_ctx_user() - the account a context charges its timers to
+ * @ctx: the context
+ *
+ * Context: Any context.
+ * Return: &htw_ctx_params.user, as the context was created with it.
+ */
+struct htw_user *htw_ctx_user(struct htw_ctx *ctx)
+{
+	return ctx->params.user;
+}
+
+static enum htw_ctx_clock htw_spec_clock(const struct htw_timer_spec *spec)
+{
+	return spec->flags & HTW_TIMER_BOOTTIME ? HTW_CTX_BOOTTIME :
+						  HTW_CTX_MONOTONIC;
+}
+
 static enum htw_ctx_clock htw_utimer_clock(const struct htw_utimer *ut)
 {
 	return ut->flags & HTW_UT_BOOTTIME ? HTW_CTX_BOOTTIME : HTW_CTX_MONOTONIC;
+}
+
+/* The present on a clock, as the context's wheel of that clock sees it. */
+static u64 htw_ctx_now(struct htw_ctx *ctx, enum htw_ctx_clock clock)
+{
+	struct htw_wheel *wheel;
+
+	if (!(ctx->params.wheel.flags & HTW_WHEEL_MANUAL))
+		return clock == HTW_CTX_BOOTTIME ? ktime_get_boottime_ns() :
+						   ktime_get_ns();
+	/* A manual wheel's time starts at start_ns and moves by htw_advance(). */
+	wheel = smp_load_acquire(&ctx->wheel[clock]);
+	return wheel ? htw_wheel_now(wheel) : ctx->params.wheel.start_ns;
+}
+
+/* The context's wheel of @clock, created on first use. */
+static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
+					 enum htw_ctx_clock clock)
+	__must_hold(&ctx->lock)
+{
+	struct htw_wheel_params wp = ctx->params.wheel;
+	struct htw_wheel *wheel;
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (ctx->wheel[clock])
+		return ctx->wheel[clock];
+	wp.clockid = clock == HTW_CTX_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+	wp.flags |= HTW_WHEEL_LAZY_LEVELS;
+	wheel = htw_wheel_create(&wp);
+	if (!IS_ERR(wheel))
+		/* htw_ctx_now() reads it without the lock. */
+		smp_store_release(&ctx->wheel[clock], wheel);
+	return wheel;
+}
+
+/**
+ * htw_ctx_wheel() - a context's wheel of a clock, created if need be
+ * @ctx: the context
+ * @clock: the clock
+ *
+ * For tests, which move the time of manual wheels.
+ *
+ * Context: Process context; may sleep.
+ * Return: the wheel, or an ERR_PTR() as from htw_wheel_create().
+ */
+struct htw_wheel *htw_ctx_wheel(struct htw_ctx *ctx, enum htw_ctx_clock clock)
+{
+	struct htw_wheel *wheel;
+
+	mutex_lock(&ctx->lock);
+	wheel = __htw_ctx_wheel(ctx, clock);
+	mutex_unlock(&ctx->lock);
+	return wheel;
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_wheel);
+
+/*
+ * Make room for a timer due at @expires on @clock: the wheel, and the level
+ * the expiry needs.  After this, arming such a timer cannot fail.
+ */
+static int htw_ctx_prepare(struct htw_ctx *ctx, enum htw_ctx_clock clock,
+			   u64 expires)
+	__must_hold(&ctx->lock)
+{
+	struct htw_wheel *wheel = __htw_ctx_wheel(ctx, clock);
+
+	if (IS_ERR(wheel))
+		return PTR_ERR(wheel);
+	return htw_wheel_reserve(wheel, expires);
 }
 
 /* The wheel's callback: record the expiry in the timer's event, queue it. */
@@ -137,7 +274,7 @@ static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 {
 	struct htw_utimer *ut = container_of(timer, struct htw_utimer, timer);
 	struct htw_ctx *ctx = ut->ctx;
-	u64 now = htw_wheel_now(ctx->params.wheel[htw_utimer_clock(ut)]);
+	u64 now = htw_wheel_now(ctx->wheel[htw_utimer_clock(ut)]);
 	unsigned long flags;
 
 	spin_lock_irqsave(&ctx->wqh.lock, flags);
@@ -169,12 +306,9 @@ static void __htw_utimer_unqueue(struct htw_ctx *ctx, struct htw_utimer *ut)
  * Check a timer spec and turn its expiry into an absolute time on its clock.
  * Validation comes before any lock: flags, then the period, then the expiry.
  */
-static int htw_spec_check(const struct htw_ctx *ctx,
+static int htw_spec_check(struct htw_ctx *ctx,
 			  const struct htw_timer_spec *spec, u64 *expires)
 {
-	enum htw_ctx_clock clock;
-	u64 now;
-
 	if (spec->flags & ~(HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME))
 		return -EINVAL;
 	if (spec->period && (spec->period < ctx->params.min_period_ns ||
@@ -182,33 +316,30 @@ static int htw_spec_check(const struct htw_ctx *ctx,
 		return -EINVAL;
 
 	*expires = spec->expires;
-	if (!(spec->flags & HTW_TIMER_ABSTIME)) {
-		clock = spec->flags & HTW_TIMER_BOOTTIME ? HTW_CTX_BOOTTIME :
-							    HTW_CTX_MONOTONIC;
-		now = htw_wheel_now(ctx->params.wheel[clock]);
-		if (check_add_overflow(now, spec->expires, expires))
-			return -EINVAL;
-	}
+	if (!(spec->flags & HTW_TIMER_ABSTIME) &&
+	    check_add_overflow(htw_ctx_now(ctx, htw_spec_clock(spec)),
+			       spec->expires, expires))
+		return -EINVAL;
 	return *expires > HTW_TIME_MAX ? -EINVAL : 0;
 }
 
-/* Put an idle timer on its wheel as @spec says; @expires is absolute. */
+/*
+ * Put an idle timer on its wheel as @spec says; @expires is absolute, and
+ * htw_ctx_prepare() has made room for it.
+ */
 static void htw_utimer_start(struct htw_ctx *ctx, struct htw_utimer *ut,
 			     const struct htw_timer_spec *spec, u64 expires)
 	__must_hold(&ctx->lock)
 {
+	enum htw_ctx_clock clock = htw_spec_clock(spec);
+
 	lockdep_assert_held(&ctx->lock);
 
 	ut->user_data = spec->user_data;
-	ut->flags = 0;
-	if (spec->period)
-		ut->flags |= HTW_UT_PERIODIC;
-	if (spec->flags & HTW_TIMER_BOOTTIME)
-		ut->flags |= HTW_UT_BOOTTIME;
-	htw_timer_init(&ut->timer, ctx->params.wheel[htw_utimer_clock(ut)],
-		       htw_utimer_fn);
-	/* Cannot fail: the timer is idle and the expiry absolute. */
-	WARN_ON_ONCE(htw_add(&ut->timer, expires, spec->period, HTW_MODE_ABS));
+	ut->period = spec->period;
+	ut->flags = clock == HTW_CTX_BOOTTIME ? HTW_UT_BOOTTIME : 0;
+	htw_timer_init(&ut->timer, ctx->wheel[clock], htw_utimer_fn);
+	WARN_ON_ONCE(htw_add(&ut->timer, expires, 0, HTW_MODE_ABS));
 }
 
 /*
@@ -234,12 +365,17 @@ static void htw_utimer_release(struct htw_ctx *ctx, struct htw_utimer *ut)
 
 	xa_erase(&ctx->timers, ut->id);
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers - 1);
+	if (ctx->params.user)
+		htw_user_uncharge(ctx->params.user, 1);
 	kmem_cache_free(htw_utimer_cache, ut);
 }
 
 /**
  * htw_ctx_create() - create a context with no timers
- * @params: its wheels and limits, copied
+ * @params: its limits and wheels, copied
+ *
+ * The context has no wheel yet: each is created with its clock's first
+ * timer.
  *
  * Context: Process context; may sleep.  Memory is charged to the caller's
  * memory cgroup.
@@ -275,6 +411,7 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 {
 	struct htw_utimer *ut;
 	unsigned long id;
+	int i;
 
 	/* Callbacks of the timers not yet stopped may still queue events. */
 	xa_for_each(&ctx->timers, id, ut) {
@@ -286,7 +423,11 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 		kmem_cache_free(htw_utimer_cache, ut);
 		cond_resched();
 	}
+	if (ctx->params.user)
+		htw_user_uncharge(ctx->params.user, ctx->nr_timers);
 	xa_destroy(&ctx->timers);
+	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
+		htw_wheel_destroy(ctx->wheel[i]);
 	mutex_destroy(&ctx->lock);
 	kfree(ctx);
 }
@@ -296,14 +437,20 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_destroy);
  * htw_ctx_arm() - arm a new timer
  * @ctx: the context
  * @spec: the timer; its @id is set on success
+ * @id_out: where in user memory to write the new id, or NULL
+ *
+ * The id is written to @id_out before the timer is armed: if that faults,
+ * nothing is armed and no id is taken.
  *
  * Context: Process context; may sleep.
  * Return: 0; -EINVAL for an unknown flag, a period out of range, or an
- * expiry beyond %HTW_TIME_MAX; -ENOSPC if @ctx holds its maximum of timers;
- * -ENOMEM.
+ * expiry beyond %HTW_TIME_MAX; -ENOSPC if @ctx holds its maximum of timers,
+ * or its user does; -ENOMEM; -EFAULT if @id_out is not writable.
  */
-int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec)
+int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
+		u32 __user *id_out)
 {
+	struct htw_user *user = ctx->params.user;
 	struct htw_utimer *ut;
 	u64 expires;
 	u32 id;
@@ -320,13 +467,30 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec)
 	INIT_LIST_HEAD(&ut->event);
 
 	mutex_lock(&ctx->lock);
-	ret = xa_alloc(&ctx->timers, &id, ut,
-		       XA_LIMIT(1, ctx->params.max_timers), GFP_KERNEL_ACCOUNT);
-	if (ret) {
-		/* xa_alloc() says -EBUSY when every id in the limit is taken. */
+	if (ctx->nr_timers >= ctx->params.max_timers) {
+		ret = -ENOSPC;
+		goto out_free;
+	}
+	if (user) {
+		ret = htw_user_charge(user, READ_ONCE(*ctx->params.max_user_timers));
+		if (ret)
+			goto out_free;
+	}
+	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires);
+	if (ret)
+		goto out_uncharge;
+	ret = xa_alloc_cyclic(&ctx->timers, &id, ut, XA_LIMIT(1, U32_MAX),
+			      &ctx->next_id, GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
+		/* Every id in use: only with a max_timers of 2^32 - 1. */
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
-		goto out_free;
+		goto out_uncharge;
+	}
+	if (id_out && put_user(id, id_out)) {
+		xa_erase(&ctx->timers, id);
+		ret = -EFAULT;
+		goto out_uncharge;
 	}
 	ut->id = id;
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers + 1);
@@ -336,6 +500,9 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec)
 	spec->id = id;
 	return 0;
 
+out_uncharge:
+	if (user)
+		htw_user_uncharge(user, 1);
 out_free:
 	mutex_unlock(&ctx->lock);
 	kmem_cache_free(htw_utimer_cache, ut);
@@ -352,7 +519,8 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_arm);
  * dropped, and no event of its old schedule is queued after this returns.
  *
  * Context: Process context; may sleep.
- * Return: 0; -EINVAL as for htw_ctx_arm(); -ENOENT if @ctx has no such timer.
+ * Return: 0; -EINVAL as for htw_ctx_arm(); -ENOENT if @ctx has no such
+ * timer; -ENOMEM, leaving the timer as it was.
  */
 int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
 {
@@ -366,12 +534,18 @@ int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
 
 	mutex_lock(&ctx->lock);
 	ut = xa_load(&ctx->timers, spec->id);
-	if (ut) {
-		htw_utimer_stop(ctx, ut);
-		htw_utimer_start(ctx, ut, spec, expires);
+	if (!ut) {
+		ret = -ENOENT;
+		goto out_unlock;
 	}
+	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires);
+	if (ret)
+		goto out_unlock;
+	htw_utimer_stop(ctx, ut);
+	htw_utimer_start(ctx, ut, spec, expires);
+out_unlock:
 	mutex_unlock(&ctx->lock);
-	return ut ? 0 : -ENOENT;
+	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_modify);
 
@@ -420,7 +594,7 @@ static struct htw_utimer *htw_ctx_pop(struct htw_ctx *ctx,
 			.expires = ut->expires,
 			.fired = ut->fired,
 		};
-		if (!(ut->flags & HTW_UT_PERIODIC))
+		if (!ut->period)
 			ev->flags |= HTW_EVENT_LAST;
 		if (ut->flags & HTW_UT_BOOTTIME)
 			ev->flags |= HTW_EVENT_BOOTTIME;
@@ -430,7 +604,11 @@ static struct htw_utimer *htw_ctx_pop(struct htw_ctx *ctx,
 	return ut;
 }
 
-/* Give back an event that could not be copied, at the head of the queue. */
+/*
+ * Give back an event that could not be read, at the head of the queue.  Its
+ * timer is off the wheel (one-shot and expired, or periodic and parked), so
+ * nothing has queued another event of it meanwhile.
+ */
 static void htw_ctx_unpop(struct htw_ctx *ctx, struct htw_utimer *ut,
 			  const struct htw_event *ev)
 	__must_hold(&ctx->lock)
@@ -438,63 +616,95 @@ static void htw_ctx_unpop(struct htw_ctx *ctx, struct htw_utimer *ut,
 	lockdep_assert_held(&ctx->lock);
 
 	spin_lock_irq(&ctx->wqh.lock);
-	if (list_empty(&ut->event)) {
-		ut->expires = ev->expires;
-		ut->fired = ev->fired;
-		list_add(&ut->event, &ctx->events);
-		WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
-	}
-	/* A periodic timer may have expired again meanwhile. */
-	ut->count += ev->count;
+	ut->count = ev->count;
+	ut->expires = ev->expires;
+	ut->fired = ev->fired;
+	list_add(&ut->event, &ctx->events);
+	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
 /*
- * Copy out as many queued events as @to has room for.  A non-blocking
- * reader does not wait for the lock either: another reader holds it.
+ * The event of a parked periodic timer is being read: count in @ev the
+ * expiries that have passed since the one it holds, and set *@next to the
+ * first expiry after the present, whose level is made ready on the wheel.
+ * E <= now < 2^63 and P < 2^63, so nothing here overflows.
  */
-static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
-			     bool nonblock)
+static int htw_utimer_forward(struct htw_ctx *ctx, struct htw_utimer *ut,
+			      struct htw_event *ev, u64 *next)
+	__must_hold(&ctx->lock)
+{
+	enum htw_ctx_clock clock = htw_utimer_clock(ut);
+	u64 now = htw_ctx_now(ctx, clock);
+	u64 missed;
+
+	if (now >= ev->expires && now - ev->expires >= ut->period) {
+		missed = div64_u64(now - ev->expires, ut->period);
+		ev->count += missed;
+		ev->expires += missed * ut->period;
+		/* Those expiries are delivered by this read. */
+		ev->fired = now;
+	}
+	*next = ev->expires + ut->period;
+	return htw_wheel_reserve(ctx->wheel[clock], *next);
+}
+
+/*
+ * Copy out as many queued events as @to has room for, releasing one-shot
+ * timers and putting periodic ones back on their wheel.  Return the bytes
+ * copied, 0 if another reader took the events first, or an error if the
+ * first event could not be read (it then stays queued).
+ */
+static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 {
 	struct htw_utimer *ut;
 	struct htw_event ev;
 	ssize_t done = 0;
+	int ret = 0;
+	u64 next;
 
-	if (!nonblock)
-		mutex_lock(&ctx->lock);
-	else if (!mutex_trylock(&ctx->lock))
-		return -EAGAIN;
+	if (mutex_lock_interruptible(&ctx->lock))
+		return -ERESTARTSYS;
 	while (iov_iter_count(to) >= sizeof(ev)) {
 		ut = htw_ctx_pop(ctx, &ev);
 		if (!ut)
 			break;
-		if (copy_to_iter(&ev, sizeof(ev), to) != sizeof(ev)) {
+		if (ut->period)
+			ret = htw_utimer_forward(ctx, ut, &ev, &next);
+		if (!ret && copy_to_iter(&ev, sizeof(ev), to) != sizeof(ev))
+			ret = -EFAULT;
+		if (ret) {
 			htw_ctx_unpop(ctx, ut, &ev);
-			if (!done)
-				done = -EFAULT;
 			break;
 		}
 		done += sizeof(ev);
-		if (ev.flags & HTW_EVENT_LAST)
+		if (ut->period)
+			WARN_ON_ONCE(htw_add(&ut->timer, next, 0, HTW_MODE_ABS));
+		else
 			htw_utimer_release(ctx, ut);
+		/* A read may copy out a million events. */
+		cond_resched();
 	}
 	mutex_unlock(&ctx->lock);
-	return done;
+	return done ?: ret;
 }
 
 /**
  * htw_ctx_read() - read queued events
  * @ctx: the context
  * @to: where to copy them: as many whole struct htw_event as fit
- * @nonblock: return -EAGAIN rather than wait for an event, or for another
- *	reader to finish
+ * @nonblock: return -EAGAIN rather than wait for an event
  *
- * Reading the event of a one-shot timer releases the timer and its id.  An
- * event that cannot be copied stays queued.
+ * Reading the event of a one-shot timer releases the timer and its id;
+ * reading that of a periodic timer re-arms it.  An event that cannot be
+ * copied stays queued.  A non-blocking read does wait for another thread
+ * that holds the context (an ioctl, or a read copying out), as a pipe's
+ * does: it fails with -EAGAIN only when no event is queued.
  *
  * Context: Process context; may sleep.
  * Return: the bytes copied; -EINVAL if @to cannot hold one event; -EAGAIN;
- * -ERESTARTSYS if a signal interrupted the wait; -EFAULT.
+ * -ERESTARTSYS if a signal interrupted a wait; -EFAULT; -ENOMEM if a
+ * periodic timer could not be re-armed.
  */
 ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock)
 {
@@ -517,7 +727,7 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock)
 		if (ret)
 			return ret;
 
-		ret = htw_ctx_drain(ctx, to, nonblock);
+		ret = htw_ctx_drain(ctx, to);
 	} while (!ret);
 	return ret;
 }

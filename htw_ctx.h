@@ -2,10 +2,11 @@
 /*
  * The timers and event queue behind one open /dev/htw
  *
- * A context holds the timers one file armed, named by ids, and queues their
- * expiries as struct htw_event records until they are read.  It knows the
- * wheels only through htw_core.h and user memory only through an iov_iter,
- * so that its KUnit suite can drive it on manual wheels.
+ * A context holds the timers one file armed, named by ids, on wheels of its
+ * own, and queues their expiries as struct htw_event records until they are
+ * read.  It knows the wheels only through htw_core.h and user memory only
+ * through an iov_iter and one id pointer, so that its KUnit suite can drive
+ * it on manual wheels.
  */
 #ifndef _HTW_CTX_H
 #define _HTW_CTX_H
@@ -17,10 +18,12 @@
 
 #include <uapi/linux/htw.h>
 
-struct htw_ctx;
-struct htw_wheel;
+#include "htw_core.h"
 
-/* Index of a clock in &htw_ctx_params.wheel. */
+struct htw_ctx;
+struct htw_user;
+
+/* The clocks a context has a wheel for. */
 enum htw_ctx_clock {
 	HTW_CTX_MONOTONIC,
 	HTW_CTX_BOOTTIME,
@@ -29,22 +32,33 @@ enum htw_ctx_clock {
 
 /**
  * struct htw_ctx_params - what a context is made of
- * @wheel: the wheel of each clock, shared with other contexts
+ * @wheel: the wheels it creates, one per clock on the clock's first timer;
+ *	@wheel.clockid is ignored, and %HTW_WHEEL_LAZY_LEVELS is always set
  * @min_period_ns: shortest period a timer may have
  * @max_timers: most timers the context may hold, at least 1
+ * @max_user_timers: most timers @user may hold across its contexts, read
+ *	at each arm (it may change while contexts are open)
+ * @user: the account the timers are charged to, or NULL for none; the
+ *	caller holds a reference for the life of the context
  */
 struct htw_ctx_params {
-	struct htw_wheel *wheel[HTW_CTX_NR_CLOCKS];
+	struct htw_wheel_params wheel;
 	u64 min_period_ns;
 	u32 max_timers;
+	const unsigned int *max_user_timers;
+	struct htw_user *user;
 };
 
 int htw_ctx_init(void);
 void htw_ctx_exit(void);
+size_t htw_ctx_timer_cost(void);
 
 struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params);
 void htw_ctx_destroy(struct htw_ctx *ctx);
-int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec);
+struct htw_user *htw_ctx_user(struct htw_ctx *ctx);
+struct htw_wheel *htw_ctx_wheel(struct htw_ctx *ctx, enum htw_ctx_clock clock);
+int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
+		u32 __user *id_out);
 int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec);
 int htw_ctx_cancel(struct htw_ctx *ctx, u32 id);
 ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock);

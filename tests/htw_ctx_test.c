@@ -2,8 +2,8 @@
 /*
  * KUnit suite for the contexts behind /dev/htw (htw_ctx.c)
  *
- * Each case drives a context on two manual wheels, so time moves only when
- * the case says and every expectation on counts and times is exact.
+ * Each case drives a context whose wheels are manual, so time moves only
+ * when the case says and every expectation on counts and times is exact.
  */
 
 #include <kunit/test.h>
@@ -12,6 +12,7 @@
 
 #include "../htw_core.h"
 #include "../htw_ctx.h"
+#include "../htw_user.h"
 
 #define TEST_START	1000
 #define TEST_TICK	10
@@ -25,25 +26,18 @@ struct htw_ctx_test {
 
 static int htw_ctx_test_init(struct kunit *test)
 {
-	struct htw_wheel_params wp = {
-		.tick_ns	= TEST_TICK,
-		.wheel_size	= 8,
-		.flags		= HTW_WHEEL_MANUAL,
-		.start_ns	= TEST_START,
-	};
 	struct htw_ctx_test *t;
-	int i;
 
 	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	test->priv = t;
 
-	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++) {
-		wp.clockid = i == HTW_CTX_BOOTTIME ? CLOCK_BOOTTIME :
-						     CLOCK_MONOTONIC;
-		t->params.wheel[i] = htw_wheel_create(&wp);
-		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->params.wheel[i]);
-	}
+	t->params.wheel = (struct htw_wheel_params) {
+		.tick_ns	= TEST_TICK,
+		.wheel_size	= 8,
+		.flags		= HTW_WHEEL_MANUAL,
+		.start_ns	= TEST_START,
+	};
 	t->params.min_period_ns = TEST_MIN_PERIOD;
 	t->params.max_timers = TEST_MAX_TIMERS;
 	t->ctx = htw_ctx_create(&t->params);
@@ -54,13 +48,9 @@ static int htw_ctx_test_init(struct kunit *test)
 static void htw_ctx_test_exit(struct kunit *test)
 {
 	struct htw_ctx_test *t = test->priv;
-	int i;
 
 	if (!IS_ERR_OR_NULL(t->ctx))
 		htw_ctx_destroy(t->ctx);
-	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
-		if (!IS_ERR_OR_NULL(t->params.wheel[i]))
-			htw_wheel_destroy(t->params.wheel[i]);
 }
 
 static struct htw_ctx *test_ctx(struct kunit *test)
@@ -68,11 +58,22 @@ static struct htw_ctx *test_ctx(struct kunit *test)
 	return ((struct htw_ctx_test *)test->priv)->ctx;
 }
 
+static struct htw_wheel *test_wheel(struct kunit *test,
+				    enum htw_ctx_clock clock)
+{
+	struct htw_wheel *wheel = htw_ctx_wheel(test_ctx(test), clock);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wheel);
+	return wheel;
+}
+
+/* Move a clock to @now and run everything due by then. */
 static void test_advance(struct kunit *test, enum htw_ctx_clock clock, u64 now)
 {
-	struct htw_ctx_test *t = test->priv;
+	struct htw_wheel *wheel = test_wheel(test, clock);
 
-	htw_advance(t->params.wheel[clock], now);
+	while (htw_advance(wheel, now))
+		;
 }
 
 static u32 test_arm(struct kunit *test, u32 flags, u64 expires, u64 period,
@@ -85,7 +86,7 @@ static u32 test_arm(struct kunit *test, u32 flags, u64 expires, u64 period,
 		.user_data	= user_data,
 	};
 
-	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(test_ctx(test), &spec));
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(test_ctx(test), &spec, NULL));
 	KUNIT_ASSERT_NE(test, 0, spec.id);
 	return spec.id;
 }
@@ -320,11 +321,136 @@ static void htw_ctx_full_context_is_enospc(struct kunit *test)
 
 	for (i = 0; i < TEST_MAX_TIMERS; i++)
 		test_arm(test, 0, 100, 0, 0);
-	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(test_ctx(test), &spec));
+	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(test_ctx(test), &spec, NULL));
 
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), 2));
-	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(test_ctx(test), &spec));
-	KUNIT_EXPECT_EQ(test, 2, spec.id);
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(test_ctx(test), &spec, NULL));
+}
+
+/* Ids go round: a freed id is not the next one given. */
+static void htw_ctx_ids_are_not_reused_soon(struct kunit *test)
+{
+	struct htw_event ev;
+	u32 first, second;
+
+	first = test_arm(test, 0, 100, 0, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	second = test_arm(test, 0, 100, 0, 0);
+	KUNIT_EXPECT_NE(test, first, second);
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_cancel(test_ctx(test), first));
+	KUNIT_EXPECT_EQ(test, 1, test_timers(test));
+
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), second));
+	KUNIT_EXPECT_EQ(test, second + 1, test_arm(test, 0, 100, 0, 0));
+}
+
+/* An unread periodic timer is off its wheel: no expiry run reaches it. */
+static void htw_ctx_unread_periodic_is_parked(struct kunit *test)
+{
+	struct htw_wheel_stats stats;
+	struct htw_event ev;
+	u64 t;
+
+	test_arm(test, 0, 100, 10, 0);
+	for (t = TEST_START + 100; t <= TEST_START + 1000; t += 10)
+		test_advance(test, HTW_CTX_MONOTONIC, t);
+	htw_wheel_get_stats(test_wheel(test, HTW_CTX_MONOTONIC), &stats);
+	KUNIT_EXPECT_EQ(test, 1, stats.fired);
+	KUNIT_EXPECT_EQ(test, 0, stats.pending);
+
+	/* The read counts the 91 expiries from 1100 to 2000, and re-arms. */
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 91, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 1000, ev.expires);
+	KUNIT_EXPECT_EQ(test, TEST_START + 1000, ev.fired);
+	htw_wheel_get_stats(test_wheel(test, HTW_CTX_MONOTONIC), &stats);
+	KUNIT_EXPECT_EQ(test, 1, stats.pending);
+
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 1010);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 1, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 1010, ev.expires);
+}
+
+/* A re-arm at read time lands on the next period after the read. */
+static void htw_ctx_periodic_rearms_after_the_read(struct kunit *test)
+{
+	struct htw_event ev;
+
+	test_arm(test, 0, 100, 100, 0);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 150);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 1, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 100, ev.expires);
+	KUNIT_EXPECT_EQ(test, TEST_START + 100, ev.fired);
+
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 199);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 200);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, TEST_START + 200, ev.expires);
+}
+
+/* A file with only near timers has one level of buckets. */
+static void htw_ctx_wheel_grows_levels_on_demand(struct kunit *test)
+{
+	struct htw_wheel_stats stats;
+
+	test_arm(test, 0, 50, 0, 0);
+	htw_wheel_get_stats(test_wheel(test, HTW_CTX_MONOTONIC), &stats);
+	KUNIT_EXPECT_EQ(test, 1, stats.nr_reserved);
+
+	/* 8^3 ticks of 10 ns away needs level 3. */
+	test_arm(test, 0, 8 * 8 * 8 * TEST_TICK, 0, 0);
+	htw_wheel_get_stats(test_wheel(test, HTW_CTX_MONOTONIC), &stats);
+	KUNIT_EXPECT_EQ(test, 4, stats.nr_reserved);
+	KUNIT_EXPECT_EQ(test, 1, stats.level[3]);
+}
+
+/* The user's limit holds across contexts, and not across users. */
+static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
+{
+	struct htw_timer_spec spec = { .expires = 100 };
+	unsigned int limit = 3;
+	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
+	struct htw_user *alice, *bob;
+	struct htw_ctx *a1, *a2, *b1;
+	u32 id;
+
+	alice = htw_user_get(KUIDT_INIT(60001));
+	bob = htw_user_get(KUIDT_INIT(60002));
+	KUNIT_ASSERT_NOT_NULL(test, alice);
+	KUNIT_ASSERT_NOT_NULL(test, bob);
+	p.max_user_timers = &limit;
+	p.user = alice;
+	a1 = htw_ctx_create(&p);
+	a2 = htw_ctx_create(&p);
+	p.user = bob;
+	b1 = htw_ctx_create(&p);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, a1);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, a2);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, b1);
+
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a1, &spec, NULL));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a1, &spec, NULL));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a2, &spec, NULL));
+	id = spec.id;
+	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(a2, &spec, NULL));
+	KUNIT_EXPECT_EQ(test, 3, htw_user_timers(alice));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(b1, &spec, NULL));
+
+	/* A cancel gives the room back; closing a file gives back its all. */
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(a2, id));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a2, &spec, NULL));
+	htw_ctx_destroy(a1);
+	KUNIT_EXPECT_EQ(test, 1, htw_user_timers(alice));
+	htw_ctx_destroy(a2);
+	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(alice));
+	htw_ctx_destroy(b1);
+	htw_user_put(alice);
+	htw_user_put(bob);
 }
 
 static void htw_ctx_contexts_do_not_share_ids(struct kunit *test)
@@ -358,23 +484,23 @@ static void htw_ctx_boottime_timer_runs_on_boottime(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, TEST_START + 100, ev.expires);
 }
 
+/*
+ * Destroying a context destroys its wheels, and htw_wheel_destroy() warns
+ * (which fails the run) about any timer left armed.
+ */
 static void htw_ctx_destroy_disarms_every_timer(struct kunit *test)
 {
 	struct htw_ctx_test *t = test->priv;
-	struct htw_wheel_stats stats;
 
 	test_arm(test, 0, 100, 0, 0);
 	test_arm(test, 0, 100, 100, 0);
+	test_arm(test, 0, 200, 100, 0);
 	test_arm(test, HTW_TIMER_BOOTTIME, 1000, 0, 0);
 	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
 	KUNIT_EXPECT_EQ(test, 2, test_queued(test));
 
 	htw_ctx_destroy(t->ctx);
 	t->ctx = NULL;
-	htw_wheel_get_stats(t->params.wheel[HTW_CTX_MONOTONIC], &stats);
-	KUNIT_EXPECT_EQ(test, 0, stats.pending);
-	htw_wheel_get_stats(t->params.wheel[HTW_CTX_BOOTTIME], &stats);
-	KUNIT_EXPECT_EQ(test, 0, stats.pending);
 }
 
 struct htw_ctx_spec_case {
@@ -418,7 +544,7 @@ static void htw_ctx_spec_is_validated(struct kunit *test)
 	const struct htw_ctx_spec_case *c = test->param_value;
 	struct htw_timer_spec spec = c->spec;
 
-	KUNIT_EXPECT_EQ(test, c->ret, htw_ctx_arm(test_ctx(test), &spec));
+	KUNIT_EXPECT_EQ(test, c->ret, htw_ctx_arm(test_ctx(test), &spec, NULL));
 	KUNIT_EXPECT_EQ(test, c->ret ? 0 : 1, test_timers(test));
 	/* A valid spec is just as valid for a modify. */
 	if (!c->ret) {
@@ -442,6 +568,11 @@ static struct kunit_case htw_ctx_test_cases[] = {
 	KUNIT_CASE(htw_ctx_modify_drops_event_and_rearms),
 	KUNIT_CASE(htw_ctx_modify_unknown_id_is_enoent),
 	KUNIT_CASE(htw_ctx_full_context_is_enospc),
+	KUNIT_CASE(htw_ctx_ids_are_not_reused_soon),
+	KUNIT_CASE(htw_ctx_unread_periodic_is_parked),
+	KUNIT_CASE(htw_ctx_periodic_rearms_after_the_read),
+	KUNIT_CASE(htw_ctx_wheel_grows_levels_on_demand),
+	KUNIT_CASE(htw_ctx_user_limit_spans_contexts),
 	KUNIT_CASE(htw_ctx_contexts_do_not_share_ids),
 	KUNIT_CASE(htw_ctx_boottime_timer_runs_on_boottime),
 	KUNIT_CASE(htw_ctx_destroy_disarms_every_timer),

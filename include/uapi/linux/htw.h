@@ -3,10 +3,21 @@
  * User-space ABI of /dev/htw, the hierarchical timing wheel device
  *
  * Each open() of /dev/htw is a context: a set of timers, named by ids that
- * only this file descriptor sees, and a queue of their events.  Timers are
- * armed, modified and cancelled by ioctl(), alone or in batches; their
- * expiries are read() as fixed-size struct htw_event records; poll() and
- * epoll report EPOLLIN while any is queued.  close() cancels every timer.
+ * only this file descriptor sees, on wheels of its own, and a queue of their
+ * events.  Timers are armed, modified and cancelled by ioctl(), alone or in
+ * batches; their expiries are read() as fixed-size struct htw_event
+ * records; poll() and epoll report EPOLLIN while any is queued.  close()
+ * cancels every timer.
+ *
+ * Ids are allocated cyclically from 1 to 2^32 - 1: an id is not given to a
+ * new timer until the ids after it have all been handed out, so an id kept
+ * after its timer is gone (a one-shot timer whose event was read, a
+ * cancelled timer) gets %ENOENT rather than reaching another timer.
+ *
+ * A periodic timer is re-armed by the read() of its event, not when it
+ * expires: while its event waits to be read, the timer is parked and costs
+ * nothing.  The read counts the expiries that passed meanwhile and re-arms
+ * it for the first one after the present, as timerfd does.
  *
  * Times are __u64 nanoseconds on CLOCK_MONOTONIC, or on CLOCK_BOOTTIME for
  * a timer armed with %HTW_TIMER_BOOTTIME, as clock_gettime() reads them.
@@ -24,9 +35,13 @@
  * at least one; it waits for one unless the file is O_NONBLOCK.  Errors:
  *
  * - %EINVAL: the buffer is smaller than one record.
- * - %EAGAIN: no event is queued and the file is O_NONBLOCK.
+ * - %EAGAIN: no event is queued and the file is O_NONBLOCK (a non-blocking
+ *   read waits for an ioctl of another thread on the same file to finish,
+ *   but never for an event).
  * - %EINTR: a signal came while waiting (the read restarts under SA_RESTART).
  * - %EFAULT: the buffer is not writable; the events stay queued.
+ * - %ENOMEM: a periodic timer could not be re-armed for lack of memory; its
+ *   event stays queued.
  *
  * Errors common to all ioctl commands:
  *
@@ -43,7 +58,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define HTW_ABI_VERSION		1
+#define HTW_ABI_VERSION		2
 
 /* Latest expiry, and longest period, accepted: the largest ktime_t. */
 #define HTW_TIME_MAX		((__u64)0x7fffffffffffffffULL)
@@ -73,6 +88,9 @@
  * @nr_timers: timers this context holds: armed, or expired one-shot timers
  *	whose event has not been read yet
  * @nr_queued: events of this context waiting to be read
+ * @max_user_timers: most timers one user (the uid that opened the file)
+ *	may hold across all of its contexts (version 2)
+ * @user_timers: timers that user holds now (version 2)
  */
 struct htw_info {
 	__u32 version;
@@ -85,6 +103,8 @@ struct htw_info {
 	__u32 event_size;
 	__u32 nr_timers;
 	__u32 nr_queued;
+	__u32 max_user_timers;
+	__u32 user_timers;
 };
 
 #define HTW_INFO_SIZE_VER0	48
@@ -187,11 +207,13 @@ struct htw_batch {
  *	CLOCK_MONOTONIC.
  * @user_data: the timer's &htw_timer_spec.user_data
  * @count: expiries since the timer's previous event was read, at least 1:
- *	a periodic timer that expires again before its event is read has its
- *	count raised rather than a second event queued
+ *	the expiries of a periodic timer that pass before its event is read
+ *	are counted in it, up to the moment of the read
  * @expires: the latest of those expiries, as scheduled
- * @fired: when the wheel delivered that expiry; @fired - @expires is its
- *	lateness, never negative
+ * @fired: when that expiry was delivered: by the wheel, or, for an expiry
+ *	of a periodic timer that passed while its event was unread, by the
+ *	read() that counted it; @fired - @expires is its lateness, never
+ *	negative
  *
  * A timer has at most one event queued.  Events are read in the order they
  * were first queued.
@@ -213,15 +235,17 @@ struct htw_event {
  * HTW_IOC_ARM: arm a new timer and write its id to &htw_timer_spec.id.
  *	%EINVAL: an expiry beyond %HTW_TIME_MAX (a relative one included), or a
  *	period outside [&htw_info.min_period_ns, %HTW_TIME_MAX].
- *	%ENOSPC: the context holds &htw_info.max_timers timers already.
+ *	%ENOSPC: the context holds &htw_info.max_timers timers already, or
+ *	its user holds &htw_info.max_user_timers.
  *	%ENOMEM: out of memory (timers are charged to the caller's memory
- *	cgroup).
+ *	cgroup).  %EFAULT: &htw_timer_spec.id is not writable: nothing is
+ *	armed.
  *
  * HTW_IOC_MODIFY: re-arm timer &htw_timer_spec.id, armed or expired, with a
  *	new expiry, period, clock and user value; its id stays.  A queued event
  *	of the timer is dropped, and none of the old schedule is queued once
  *	the ioctl returns.  %EINVAL as for HTW_IOC_ARM; %ENOENT: no such timer
- *	in this context.
+ *	in this context; %ENOMEM, leaving the timer as it was.
  *
  * HTW_IOC_CANCEL: cancel timer &htw_cancel.id and release its id.  A queued
  *	event of the timer is dropped, and none is queued once the ioctl
@@ -229,10 +253,12 @@ struct htw_event {
  *	whose event has been read is gone).
  *
  * HTW_IOC_BATCH: run &htw_batch.count operations.  Returns the number of
- *	operations run, each with its &htw_op.result written: all of them,
- *	unless reading an operation or writing its result faults, which stops
- *	the batch before that operation (an %HTW_OP_ARM whose id cannot be
- *	written back is cancelled).  %E2BIG: &htw_batch.count is above
+ *	operations run: all of them, unless one faults.  An operation that
+ *	cannot be read, or whose &htw_op.result (or, for %HTW_OP_ARM, id)
+ *	cannot be written before it runs, is not run and stops the batch
+ *	(it is not counted).  An operation whose result cannot be written
+ *	after it ran (the memory was unmapped meanwhile) stops the batch too,
+ *	and is counted: it took effect.  %E2BIG: &htw_batch.count is above
  *	%HTW_BATCH_MAX.  %EINVAL: &htw_batch.op_size below
  *	%HTW_OP_SIZE_VER0 or above the page size.  %EFAULT: the first
  *	operation faults.  %EINTR: a fatal signal came before the first

@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * No user of /dev/htw can slow another, or pin more than its share: each
+ * file has wheels of its own, an unread periodic timer is parked, timers
+ * are counted per user across files, and ids are not handed out again soon.
+ * The read path never fails a non-blocking reader while events are queued.
+ *
+ * The test runs as root and plays other users with setuid() in children.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "htw_user.h"
+
+#define MS			NSEC_PER_MSEC
+#define NOBODY			65534
+#define VICTIM			60002
+#define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_timers"
+
+#define NR_ATTACK		100000
+#define NR_VICTIM		1000
+
+/* The long cases need the harness's timeout, which only fixtures have. */
+FIXTURE(htw) {
+	int unused;
+};
+
+FIXTURE_SETUP(htw)
+{
+}
+
+FIXTURE_TEARDOWN(htw)
+{
+}
+
+static int read_param(const char *path, unsigned long *v)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%lu", v) == 1;
+	fclose(f);
+	return ok ? 0 : -EIO;
+}
+
+static int write_param(const char *path, unsigned long v)
+{
+	FILE *f = fopen(path, "we");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%lu\n", v) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+static void become(uid_t uid)
+{
+	if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		_exit(100);
+}
+
+/* Wait for a child; return its exit status, or 200 + signal. */
+static int reap(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return 255;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
+}
+
+/* Arm @n timers through batches; return how many were armed. */
+static long arm_many(int fd, __u32 n, __u64 expires, __u64 period,
+		     __u32 flags)
+{
+	static struct htw_op ops[4096];
+	long armed = 0;
+	__u32 i, chunk;
+
+	while (armed < n) {
+		chunk = n - armed < 4096 ? n - armed : 4096;
+		for (i = 0; i < chunk; i++)
+			ops[i] = (struct htw_op) {
+				.op = HTW_OP_ARM,
+				.spec = { .flags = flags, .expires = expires,
+					  .period = period },
+			};
+		if (htw_batch(fd, ops, chunk) != chunk)
+			return -EIO;
+		for (i = 0; i < chunk; i++) {
+			if (ops[i].result)
+				return armed ? armed : ops[i].result;
+			armed++;
+		}
+	}
+	return armed;
+}
+
+TEST(stale_id_after_read_is_enoent)
+{
+	struct htw_event ev;
+	long old, new;
+	int fd = htw_open();
+
+	ASSERT_LE(0, fd);
+	old = htw_arm(fd, 0, 0, 0, 0);
+	ASSERT_LT(0, old);
+	ASSERT_EQ(1, htw_read(fd, &ev, 1));
+	ASSERT_EQ(old, ev.id);
+
+	new = htw_arm(fd, 0, 3600 * NSEC_PER_SEC, 0, 0);
+	ASSERT_LT(0, new);
+	EXPECT_NE(old, new);
+	EXPECT_EQ(-ENOENT, htw_cancel(fd, old));
+	EXPECT_EQ(-ENOENT, htw_modify(fd, old, 0, MS, 0));
+	EXPECT_EQ(0, htw_cancel(fd, new));
+	close(fd);
+}
+
+/* The id is written before the timer is armed: a fault leaves nothing. */
+TEST(arm_with_read_only_spec_arms_and_charges_nothing)
+{
+	struct htw_timer_spec *spec;
+	struct htw_info info;
+	int fd = htw_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, htw_arm(fd, 0, 3600 * NSEC_PER_SEC, 0, 0));
+	spec = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, spec);
+	spec->expires = 3600 * NSEC_PER_SEC;
+	ASSERT_EQ(0, mprotect(spec, 4096, PROT_READ));
+	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_ARM, spec));
+	EXPECT_EQ(EFAULT, errno);
+
+	ASSERT_EQ(0, htw_info(fd, &info));
+	EXPECT_EQ(1, info.nr_timers);
+	EXPECT_EQ(1, info.user_timers);
+	munmap(spec, 4096);
+	close(fd);
+}
+
+/*
+ * A periodic timer left unread is counted, not run: the read reports every
+ * expiry that passed, as scheduled, and re-arms it for the next one.
+ */
+TEST(parked_periodic_timer_counts_the_periods_that_passed)
+{
+	__u64 start = htw_now(CLOCK_MONOTONIC), period = 2 * MS;
+	__u64 first = start + period, before, after;
+	struct htw_event ev;
+	int fd = htw_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, htw_arm(fd, HTW_TIMER_ABSTIME, first, period, 0));
+	usleep(100 * 1000);
+
+	before = htw_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(1, htw_read(fd, &ev, 1));
+	after = htw_now(CLOCK_MONOTONIC);
+	TH_LOG("count %llu after %llu ms", (unsigned long long)ev.count,
+	       (unsigned long long)((before - start) / MS));
+
+	/* Exactly the expiries up to the read, none after it. */
+	EXPECT_EQ(first + (ev.count - 1) * period, ev.expires);
+	EXPECT_LE(ev.expires, after);
+	EXPECT_GT(ev.expires + period, before);
+	EXPECT_LE(ev.expires, ev.fired);
+	EXPECT_GE(ev.count, 100 * MS / period - 1);
+
+	/* Re-armed: the next expiry comes as one event of count 1 or more. */
+	ASSERT_EQ(1, htw_read(fd, &ev, 1));
+	EXPECT_EQ(0, (ev.expires - first) % period);
+	EXPECT_LE(ev.expires, ev.fired);
+	close(fd);
+}
+
+static __u64 cpu_field(int field)
+{
+	unsigned long long v[8] = {};
+	FILE *f = fopen("/proc/stat", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		v[field] = 0;
+	fclose(f);
+	return v[field];
+}
+
+static __u64 cpu_total(void)
+{
+	__u64 t = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		t += cpu_field(i);
+	return t;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * As VICTIM, 1,000 one-shot timers over one second; write the p99 and the
+ * worst of their lateness (delivery by the wheel, fired - expires) to
+ * @out[0..1], and the share of CPU time spent in softirq meanwhile, in
+ * per mille, to @out[2].  Return 0, or a failure code.
+ */
+static int victim(__u64 *out)
+{
+	static __u64 late[NR_VICTIM];
+	static struct htw_event ev[64];
+	__u64 start, sirq0, total0;
+	int fd, got = 0, i, n;
+
+	fd = htw_open();
+	if (fd < 0)
+		return 1;
+	sirq0 = cpu_field(6);
+	total0 = cpu_total();
+	start = htw_now(CLOCK_MONOTONIC) + 20 * MS;
+	for (i = 0; i < NR_VICTIM; i++)
+		if (htw_arm(fd, HTW_TIMER_ABSTIME, start + i * MS +
+			    (i * 7919) % 1000 * 1000, 0, 0) < 0)
+			return 2;
+	while (got < NR_VICTIM) {
+		n = htw_read(fd, ev, 64);
+		if (n <= 0)
+			return 3;
+		for (i = 0; i < n; i++) {
+			if (ev[i].fired < ev[i].expires)
+				return 4;
+			late[got++] = ev[i].fired - ev[i].expires;
+		}
+	}
+	out[2] = (cpu_field(6) - sirq0) * 1000 / (cpu_total() - total0 ?: 1);
+	qsort(late, NR_VICTIM, sizeof(late[0]), cmp_u64);
+	out[0] = late[NR_VICTIM * 99 / 100];
+	out[1] = late[NR_VICTIM - 1];
+	close(fd);
+	return 0;
+}
+
+/* Run victim() in a child as VICTIM; its results come through a pipe. */
+static int run_victim(__u64 *out)
+{
+	int p[2], rc;
+	pid_t pid;
+
+	if (pipe(p))
+		return 50;
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		become(VICTIM);
+		rc = victim(out);
+		if (!rc && write(p[1], out, 3 * sizeof(*out)) != 3 * sizeof(*out))
+			rc = 5;
+		_exit(rc);
+	}
+	close(p[1]);
+	rc = reap(pid);
+	if (!rc && read(p[0], out, 3 * sizeof(*out)) != 3 * sizeof(*out))
+		rc = 51;
+	close(p[0]);
+	return rc;
+}
+
+/*
+ * An unprivileged user arms 100,000 periodic timers at the shortest period
+ * and never reads them.  Another user's timers are delivered as late as
+ * they are without the attacker (p99 within twice the quiet run's, plus
+ * one tick for the rounding of so few samples), and the softirq time the
+ * attacker costs stays small: its timers are parked after one expiry each.
+ */
+TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120)
+{
+	__u64 quiet[3], loud[3];
+	struct htw_info info;
+	int ready[2], fd;
+	long armed;
+	pid_t attacker;
+	char c;
+
+	fd = htw_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_info(fd, &info));
+	close(fd);
+
+	ASSERT_EQ(0, run_victim(quiet));
+
+	ASSERT_EQ(0, pipe(ready));
+	attacker = fork();
+	ASSERT_LE(0, attacker);
+	if (!attacker) {
+		close(ready[0]);
+		become(NOBODY);
+		fd = htw_open();
+		if (fd < 0)
+			_exit(1);
+		armed = arm_many(fd, NR_ATTACK, info.min_period_ns,
+				 info.min_period_ns, 0);
+		c = armed == NR_ATTACK ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	ASSERT_EQ('y', c);
+	/* Let every attacking timer expire once and park. */
+	usleep(200 * 1000);
+
+	ASSERT_EQ(0, run_victim(loud));
+	kill(attacker, SIGKILL);
+	reap(attacker);
+
+	TH_LOG("lateness p99/max: quiet %llu/%llu us", quiet[0] / 1000,
+	       quiet[1] / 1000);
+	TH_LOG("with %d unread periodic timers of uid %d: %llu/%llu us",
+	       NR_ATTACK, NOBODY, loud[0] / 1000, loud[1] / 1000);
+	TH_LOG("softirq share of CPU time: quiet %llu.%llu%%, attacked %llu.%llu%%",
+	       quiet[2] / 10, quiet[2] % 10, loud[2] / 10, loud[2] % 10);
+	EXPECT_LE(loud[0], 2 * quiet[0] + info.tick_ns);
+	EXPECT_LE(loud[2], quiet[2] + 100);
+}
+
+/*
+ * The per-user limit counts the timers of every file a uid opened, and
+ * another uid's timers not at all.
+ */
+TEST(user_limit_spans_files_and_not_users)
+{
+	int go[2], done[2], fd;
+	unsigned long saved;
+	struct htw_info info;
+	pid_t pid, other;
+	char c = 0;
+
+	ASSERT_EQ(0, read_param(USER_LIMIT_PARAM, &saved));
+	ASSERT_EQ(0, write_param(USER_LIMIT_PARAM, 100));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int a, b;
+
+		close(done[0]);
+		close(go[1]);
+		become(NOBODY);
+		a = htw_open();
+		b = htw_open();
+		if (a < 0 || b < 0)
+			_exit(1);
+		if (arm_many(a, 60, NSEC_PER_SEC, 0, 0) != 60 ||
+		    arm_many(b, 40, NSEC_PER_SEC, 0, 0) != 40)
+			_exit(2);
+		if (htw_arm(b, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC ||
+		    htw_arm(a, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC)
+			_exit(3);
+		if (htw_info(a, &info) || info.max_user_timers != 100 ||
+		    info.user_timers != 100 || info.nr_timers != 60)
+			_exit(4);
+		/* A cancel gives the room back. */
+		if (htw_cancel(a, 1) || htw_arm(b, 0, NSEC_PER_SEC, 0, 0) < 0)
+			_exit(5);
+		/* Hold them while another user arms. */
+		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(6);
+		/* Closing a file gives its timers back. */
+		close(a);
+		if (arm_many(b, 59, NSEC_PER_SEC, 0, 0) != 59 ||
+		    htw_arm(b, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC)
+			_exit(7);
+		_exit(0);
+	}
+	close(done[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(done[0], &c, 1));
+
+	/* Another user is not counted against this one. */
+	other = fork();
+	ASSERT_LE(0, other);
+	if (!other) {
+		become(VICTIM);
+		fd = htw_open();
+		_exit(fd < 0 || arm_many(fd, 100, NSEC_PER_SEC, 0, 0) != 100);
+	}
+	EXPECT_EQ(0, reap(other));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	EXPECT_EQ(0, reap(pid));
+	ASSERT_EQ(0, write_param(USER_LIMIT_PARAM, saved));
+}
+
+#define MEMINFO		"/proc/meminfo"
+
+static long long meminfo(const char *key)
+{
+	char name[64];
+	long long v;
+	FILE *f = fopen(MEMINFO, "re");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld kB\n", name, &v) == 2) {
+		if (!strncmp(name, key, strlen(key)) && name[strlen(key)] == ':') {
+			fclose(f);
+			return v * 1024;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+/*
+ * With the default limit, a user who arms all it may pins about 4% of the
+ * machine's memory (as epoll's max_user_watches allows), and no more than
+ * 5% however it spreads its timers over files.
+ */
+TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
+{
+	long long total = meminfo("MemTotal"), slab0, slab1;
+	struct htw_info info;
+	int p[2], fd;
+	pid_t pid;
+	long armed;
+
+	fd = htw_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_info(fd, &info));
+	close(fd);
+	ASSERT_LT(0, total);
+
+	ASSERT_EQ(0, pipe(p));
+	slab0 = meminfo("Slab");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fds[8], i;
+
+		close(p[0]);
+		become(NOBODY);
+		armed = 0;
+		for (i = 0; i < 8; i++) {
+			long n;
+
+			fds[i] = htw_open();
+			if (fds[i] < 0)
+				_exit(1);
+			n = arm_many(fds[i], info.max_user_timers / 4,
+				     3600 * NSEC_PER_SEC, 0, 0);
+			if (n < 0 && n != -ENOSPC)
+				_exit(3);
+			if (n > 0)
+				armed += n;
+		}
+		if (write(p[1], &armed, sizeof(armed)) != sizeof(armed))
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	ASSERT_EQ(sizeof(armed), read(p[0], &armed, sizeof(armed)));
+	slab1 = meminfo("Slab");
+	kill(pid, SIGKILL);
+	reap(pid);
+	close(p[0]);
+
+	TH_LOG("uid %d armed %ld timers (limit %u) in 8 files: slab +%lld KiB of %lld MiB, %.2f%%",
+	       NOBODY, armed, info.max_user_timers, (slab1 - slab0) / 1024,
+	       total >> 20, 100.0 * (slab1 - slab0) / total);
+	EXPECT_EQ(info.max_user_timers, armed);
+	EXPECT_LE((slab1 - slab0) * 20, total);
+}
+
+struct modify_loop {
+	int fd;
+	__u32 id;
+	int stop;
+	long rounds;
+};
+
+static void *modify_loop(void *arg)
+{
+	struct modify_loop *m = arg;
+
+	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
+		if (htw_modify(m->fd, m->id, 0, 3600 * NSEC_PER_SEC, 0))
+			return (void *)1;
+		m->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * An edge-triggered, non-blocking reader beside a thread that keeps the
+ * file busy with ioctls: every wake-up finds its event (read() never says
+ * EAGAIN while one is queued), and none is lost.
+ */
+TEST_F_TIMEOUT(htw, nonblocking_edge_triggered_reader_beside_busy_ioctls, 120)
+{
+	struct epoll_event ee = { .events = EPOLLIN | EPOLLET };
+	struct modify_loop m = {};
+	struct htw_event ev[4];
+	int fd, ep, i, n, eagain = 0, lost = 0;
+	pthread_t thread;
+	void *res;
+
+	fd = open(HTW_DEV, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ee));
+	m.fd = fd;
+	m.id = htw_arm(fd, 0, 3600 * NSEC_PER_SEC, 0, 0);
+	ASSERT_LT(0, (long)m.id);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, modify_loop, &m));
+
+	for (i = 0; i < 2000; i++) {
+		ASSERT_LT(0, htw_arm(fd, HTW_TIMER_ABSTIME, 0, 0, i));
+		if (epoll_wait(ep, &ee, 1, 10000) != 1) {
+			lost++;
+			break;
+		}
+		n = htw_read(fd, ev, 4);
+		if (n == -EAGAIN) {
+			eagain++;
+			continue;
+		}
+		ASSERT_LE(1, n);
+		EXPECT_EQ(i, ev[n - 1].user_data);
+		/* Drain to EAGAIN, as an edge-triggered reader must. */
+		EXPECT_EQ(-EAGAIN, htw_read(fd, ev, 4));
+	}
+	__atomic_store_n(&m.stop, 1, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_join(thread, &res));
+	EXPECT_EQ(NULL, res);
+	TH_LOG("%d rounds, %ld modifies meanwhile", i, m.rounds);
+	TH_LOG("%d EAGAIN with an event queued, %d lost wake-ups", eagain, lost);
+	EXPECT_EQ(0, eagain);
+	EXPECT_EQ(0, lost);
+	close(ep);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	return htw_test_main(argc, argv);
+}
