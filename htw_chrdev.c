@@ -10,9 +10,12 @@
  *
  * Every ioctl validates in the same order: the size the command carries,
  * then the copy (-EFAULT), then flags and reserved fields (-EINVAL), then
- * ranges (-EINVAL), and only then takes a lock and looks ids up (-ENOENT,
- * -ENOSPC).  Structures grow at their end: a command is matched on its type,
- * number and direction, and its size is read from the command.
+ * ranges (-EINVAL), and only then takes a lock and looks ids up (-ENOENT),
+ * counts limits (-ENOSPC) and allocates (-ENOMEM).  An arm writes the new
+ * id back last, under the lock, before the timer is armed: a spec that can
+ * be read but not written fails with -EFAULT after those checks.
+ * Structures grow at their end: a command is matched on its type, number
+ * and direction, and its size is read from the command.
  */
 
 #include <linux/compat.h>
@@ -54,7 +57,7 @@ MODULE_PARM_DESC(min_period_ns, "Shortest period of a periodic timer in ns (defa
 /* Root may change it at any time, as epoll's max_user_watches. */
 static unsigned int max_user_timers;
 module_param(max_user_timers, uint, 0644);
-MODULE_PARM_DESC(max_user_timers, "Most timers one user may hold across all files (default 0: 4% of memory)");
+MODULE_PARM_DESC(max_user_timers, "Most timers one user may hold across all files, a file's wheel counting as the timers its memory would hold (0 at load: 4% of memory)");
 
 /* The share of memory one user's timers may pin by default, as epoll's. */
 #define HTW_USER_MEM_DIVISOR	25
@@ -163,7 +166,7 @@ static int htw_ioctl_info(struct htw_ctx *ctx, void __user *argp,
 		return -EINVAL;
 	htw_ctx_counts(ctx, &info.nr_timers, &info.nr_queued);
 	info.max_user_timers = READ_ONCE(max_user_timers);
-	info.user_timers = min_t(u64, htw_user_timers(user), U32_MAX);
+	info.user_timers = min_t(unsigned long, htw_user_timers(user), U32_MAX);
 	return htw_copy_out(argp, usize, &info, sizeof(info));
 }
 
@@ -232,10 +235,11 @@ static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op,
 
 /*
  * Read, run and answer one operation.  Return 0; -EFAULT if the operation
- * could not be read, or its answer's places written, and did not run; or 1
- * if it ran but its result could not be written after all (another thread
- * unmapped the memory meanwhile).  An arm whose id cannot be written is not
- * run: htw_ctx_arm() writes the id before it arms the timer.
+ * could not be read, or its answer's places written, and did not run; -EINTR
+ * if a fatal signal stopped it before it ran; or 1 if it ran but its result
+ * could not be written after all (another thread unmapped the memory
+ * meanwhile).  An arm whose id cannot be written is not run: htw_ctx_arm()
+ * writes the id before it arms the timer.
  */
 static int htw_batch_one(struct htw_ctx *ctx, void __user *uop, size_t usize)
 {
@@ -252,8 +256,9 @@ static int htw_batch_one(struct htw_ctx *ctx, void __user *uop, size_t usize)
 		result = -EINVAL;
 	else
 		result = htw_batch_run(ctx, &op, u);
-	if (op.op == HTW_OP_ARM && result == -EFAULT)
-		return -EFAULT;
+	/* The id could not be written, or the caller is being killed. */
+	if ((op.op == HTW_OP_ARM && result == -EFAULT) || result == -EINTR)
+		return result;
 
 	return put_user(result, &u->result) ? 1 : 0;
 }

@@ -130,6 +130,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
+#include "htw_compat.h"
 #include "htw_core.h"
 
 /*
@@ -769,8 +770,8 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 		wheel->now = params->start_ns;
 	} else {
 		wheel->origin = htw_clock_now(wheel);
-		hrtimer_init(&wheel->hrtimer, wheel->clockid, HRTIMER_MODE_ABS_SOFT);
-		wheel->hrtimer.function = htw_hrtimer_fn;
+		hrtimer_setup(&wheel->hrtimer, htw_hrtimer_fn, wheel->clockid,
+			      HRTIMER_MODE_ABS_SOFT);
 	}
 	__htw_set_clk(wheel, 0);
 	return wheel;
@@ -802,6 +803,9 @@ int htw_wheel_reserve(struct htw_wheel *wheel, u64 expires)
 	might_sleep();
 	for (;;) {
 		spin_lock_irqsave(&wheel->lock, flags);
+		/* Measure from the present, as the add will, not an old clk. */
+		__htw_forward(wheel, htw_manual(wheel) ? wheel->now :
+							 htw_clock_now(wheel));
 		done = __htw_reserved(wheel, htw_ns_to_when(wheel, expires));
 		level = wheel->nr_reserved;
 		spin_unlock_irqrestore(&wheel->lock, flags);
@@ -822,6 +826,23 @@ int htw_wheel_reserve(struct htw_wheel *wheel, u64 expires)
 	}
 }
 EXPORT_SYMBOL_GPL(htw_wheel_reserve);
+
+/**
+ * htw_wheel_footprint() - the most memory a wheel can come to
+ * @wheel: the wheel
+ *
+ * Its structure and the buckets of every level it may need, whether they
+ * are allocated yet or not: for callers that account for wheels.
+ *
+ * Context: Any context.
+ * Return: bytes.
+ */
+size_t htw_wheel_footprint(const struct htw_wheel *wheel)
+{
+	return struct_size(wheel, levels, wheel->max_levels) +
+	       wheel->max_levels * htw_size(wheel) * sizeof(struct list_head);
+}
+EXPORT_SYMBOL_GPL(htw_wheel_footprint);
 
 /**
  * htw_wheel_destroy() - destroy a timing wheel
@@ -1077,7 +1098,8 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 	}
 	if (ret)
 		__htw_disarm(wheel, timer);
-	__htw_arm(wheel, timer, expires, period, mode);
+	/* Cannot fail: the expiry is absolute and its level is reserved. */
+	WARN_ON_ONCE(__htw_arm(wheel, timer, expires, period, mode));
 	__htw_update(wheel);
 out_unlock:
 	spin_unlock_irqrestore(&wheel->lock, flags);

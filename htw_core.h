@@ -154,6 +154,7 @@ struct htw_wheel_stats {
 struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params);
 void htw_wheel_destroy(struct htw_wheel *wheel);
 int htw_wheel_reserve(struct htw_wheel *wheel, u64 expires);
+size_t htw_wheel_footprint(const struct htw_wheel *wheel);
 u64 htw_wheel_now(struct htw_wheel *wheel);
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now);
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats);

@@ -19,6 +19,12 @@
  * are charged to the opener's memory cgroup, so that a file with a few near
  * timers costs one level of buckets, not every level a wheel could need.
  *
+ * What bounds a user across files is its account (htw_user.c): each timer
+ * counts one, and each wheel the timers its memory could hold at most, so
+ * that the limit bounds memory however the user spreads its timers.  The
+ * expiry work of all of a user's files at one instant is bounded by the
+ * same count, one callback a timer, each as cheap as a timerfd's expiry.
+ *
  * Periodic timers are parked while unread
  * ---------------------------------------
  * The wheel only ever holds one-shot timers here.  When a periodic timer
@@ -43,8 +49,11 @@
  * callback has queued its event is no longer armed, and the wheel does not
  * touch it again; every other timer is taken off its wheel with
  * htw_del_sync() before it is freed, so that no callback still runs on it.
- * Ids are allocated cyclically, so a stale id finds nothing rather than the
- * timer that took its place.
+ * An id is a slot of the context's xarray, allocated lowest first so that
+ * the xarray stays dense, and a generation in the bits above the slot,
+ * bumped at every arm: a stale id finds its slot empty, or holding a timer
+ * whose id differs, and gets -ENOENT rather than the timer that took its
+ * place.
  *
  * Locking
  * -------
@@ -53,7 +62,8 @@
  * off the queue, releases one-shot timers and re-arms periodic ones.
  * Holding it, a timer cannot disappear; it is never taken by the callbacks.
  * User memory is written under it (the id of a new timer, the events), so
- * nothing may take it with mmap_lock held.
+ * nothing may take it with mmap_lock held; a fault that stalls (a FUSE
+ * mapping) stalls only the users of this file, and they wait killably.
  *
  * ctx->wqh.lock (the wait queue's spinlock, taken with interrupts disabled)
  * protects the event queue and each timer's event record; the callbacks
@@ -120,9 +130,11 @@ struct htw_utimer {
  * @lock: see "Locking" above
  * @wheel: its wheel of each clock, or NULL before the clock's first timer;
  *	set once, under @lock
- * @timers: id -> struct htw_utimer; changed under @lock
- * @next_id: where the cyclic search for a free id starts; under @lock
+ * @timers: slot -> struct htw_utimer; changed under @lock
+ * @slot_bits: bits of an id that are its slot; the bits above count arms
+ * @generation: the arms so far, for the next id; under @lock
  * @nr_timers: timers in @timers; changed under @lock
+ * @charged: what the wheels are charged to the user; under @lock
  * @wqh: readers and pollers wait here; its lock protects the fields below
  * @events: timers with an event queued, in the order they were queued
  * @nr_queued: timers in @events
@@ -132,8 +144,10 @@ struct htw_ctx {
 	struct mutex lock;		/* see "Locking" above */
 	struct htw_wheel *wheel[HTW_CTX_NR_CLOCKS];
 	struct xarray timers;
-	u32 next_id;
+	unsigned int slot_bits;
+	u32 generation;
 	u32 nr_timers;
+	unsigned long charged;
 
 	/* The following fields are protected by wqh.lock. */
 	wait_queue_head_t wqh;
@@ -173,7 +187,8 @@ void htw_ctx_exit(void)
  */
 size_t htw_ctx_timer_cost(void)
 {
-	return sizeof(struct htw_utimer) + sizeof(void *);
+	/* The ids are dense: a node of 64 slots costs about two pointers a slot. */
+	return sizeof(struct htw_utimer) + 2 * sizeof(void *);
 }
 
 /**
@@ -227,9 +242,24 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 	wp.clockid = clock == HTW_CTX_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
 	wp.flags |= HTW_WHEEL_LAZY_LEVELS;
 	wheel = htw_wheel_create(&wp);
-	if (!IS_ERR(wheel))
-		/* htw_ctx_now() reads it without the lock. */
-		smp_store_release(&ctx->wheel[clock], wheel);
+	if (IS_ERR(wheel))
+		return wheel;
+
+	if (ctx->params.user) {
+		/* The wheel as the timers its levels could hold at most. */
+		unsigned long cost = DIV_ROUND_UP(htw_wheel_footprint(wheel),
+						  htw_ctx_timer_cost());
+		int ret = htw_user_charge(ctx->params.user, cost,
+					  READ_ONCE(*ctx->params.max_user_timers));
+
+		if (ret) {
+			htw_wheel_destroy(wheel);
+			return ERR_PTR(ret);
+		}
+		ctx->charged += cost;
+	}
+	/* htw_ctx_now() reads it without the lock. */
+	smp_store_release(&ctx->wheel[clock], wheel);
 	return wheel;
 }
 
@@ -357,13 +387,30 @@ static void htw_utimer_stop(struct htw_ctx *ctx, struct htw_utimer *ut)
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
+static u32 htw_id_slot(const struct htw_ctx *ctx, u32 id)
+{
+	return ctx->slot_bits < 32 ? id & (BIT(ctx->slot_bits) - 1) : id;
+}
+
+/* The timer of @id, or NULL: an empty slot, or one reused since. */
+static struct htw_utimer *htw_ctx_find(struct htw_ctx *ctx, u32 id)
+	__must_hold(&ctx->lock)
+{
+	struct htw_utimer *ut;
+
+	lockdep_assert_held(&ctx->lock);
+
+	ut = xa_load(&ctx->timers, htw_id_slot(ctx, id));
+	return ut && ut->id == id ? ut : NULL;
+}
+
 /* Forget a timer that is off its wheel and has no event queued. */
 static void htw_utimer_release(struct htw_ctx *ctx, struct htw_utimer *ut)
 	__must_hold(&ctx->lock)
 {
 	lockdep_assert_held(&ctx->lock);
 
-	xa_erase(&ctx->timers, ut->id);
+	xa_erase(&ctx->timers, htw_id_slot(ctx, ut->id));
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers - 1);
 	if (ctx->params.user)
 		htw_user_uncharge(ctx->params.user, 1);
@@ -390,6 +437,7 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 		return ERR_PTR(-ENOMEM);
 
 	ctx->params = *params;
+	ctx->slot_bits = fls(params->max_timers);
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->timers, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&ctx->wqh);
@@ -424,7 +472,8 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 		cond_resched();
 	}
 	if (ctx->params.user)
-		htw_user_uncharge(ctx->params.user, ctx->nr_timers);
+		htw_user_uncharge(ctx->params.user,
+				  ctx->nr_timers + ctx->charged);
 	xa_destroy(&ctx->timers);
 	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
 		htw_wheel_destroy(ctx->wheel[i]);
@@ -452,8 +501,8 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 {
 	struct htw_user *user = ctx->params.user;
 	struct htw_utimer *ut;
+	u32 id, slot;
 	u64 expires;
-	u32 id;
 	int ret;
 
 	ret = htw_spec_check(ctx, spec, &expires);
@@ -466,29 +515,30 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 	ut->ctx = ctx;
 	INIT_LIST_HEAD(&ut->event);
 
-	mutex_lock(&ctx->lock);
-	if (ctx->nr_timers >= ctx->params.max_timers) {
-		ret = -ENOSPC;
-		goto out_free;
-	}
+	ret = mutex_lock_killable(&ctx->lock);
+	if (ret)
+		goto out_free_unlocked;
 	if (user) {
-		ret = htw_user_charge(user, READ_ONCE(*ctx->params.max_user_timers));
+		ret = htw_user_charge(user, 1, READ_ONCE(*ctx->params.max_user_timers));
 		if (ret)
 			goto out_free;
 	}
 	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires);
 	if (ret)
 		goto out_uncharge;
-	ret = xa_alloc_cyclic(&ctx->timers, &id, ut, XA_LIMIT(1, U32_MAX),
-			      &ctx->next_id, GFP_KERNEL_ACCOUNT);
-	if (ret < 0) {
-		/* Every id in use: only with a max_timers of 2^32 - 1. */
+	ret = xa_alloc(&ctx->timers, &slot, ut,
+		       XA_LIMIT(1, ctx->params.max_timers), GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		/* xa_alloc() says -EBUSY when every slot is taken. */
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
 		goto out_uncharge;
 	}
+	id = slot;
+	if (ctx->slot_bits < 32)
+		id |= ctx->generation++ << ctx->slot_bits;
 	if (id_out && put_user(id, id_out)) {
-		xa_erase(&ctx->timers, id);
+		xa_erase(&ctx->timers, slot);
 		ret = -EFAULT;
 		goto out_uncharge;
 	}
@@ -505,6 +555,7 @@ out_uncharge:
 		htw_user_uncharge(user, 1);
 out_free:
 	mutex_unlock(&ctx->lock);
+out_free_unlocked:
 	kmem_cache_free(htw_utimer_cache, ut);
 	return ret;
 }
@@ -532,8 +583,10 @@ int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
 	if (ret)
 		return ret;
 
-	mutex_lock(&ctx->lock);
-	ut = xa_load(&ctx->timers, spec->id);
+	ret = mutex_lock_killable(&ctx->lock);
+	if (ret)
+		return ret;
+	ut = htw_ctx_find(ctx, spec->id);
 	if (!ut) {
 		ret = -ENOENT;
 		goto out_unlock;
@@ -564,8 +617,9 @@ int htw_ctx_cancel(struct htw_ctx *ctx, u32 id)
 {
 	struct htw_utimer *ut;
 
-	mutex_lock(&ctx->lock);
-	ut = xa_load(&ctx->timers, id);
+	if (mutex_lock_killable(&ctx->lock))
+		return -EINTR;
+	ut = htw_ctx_find(ctx, id);
 	if (ut) {
 		htw_utimer_stop(ctx, ut);
 		htw_utimer_release(ctx, ut);
@@ -605,12 +659,12 @@ static struct htw_utimer *htw_ctx_pop(struct htw_ctx *ctx,
 }
 
 /*
- * Give back an event that could not be read, at the head of the queue.  Its
- * timer is off the wheel (one-shot and expired, or periodic and parked), so
- * nothing has queued another event of it meanwhile.
+ * Give back an event that could not be read, at the head of the queue or
+ * at its tail.  Its timer is off the wheel (one-shot and expired, or
+ * periodic and parked), so nothing has queued another event of it meanwhile.
  */
 static void htw_ctx_unpop(struct htw_ctx *ctx, struct htw_utimer *ut,
-			  const struct htw_event *ev)
+			  const struct htw_event *ev, bool head)
 	__must_hold(&ctx->lock)
 {
 	lockdep_assert_held(&ctx->lock);
@@ -619,7 +673,10 @@ static void htw_ctx_unpop(struct htw_ctx *ctx, struct htw_utimer *ut,
 	ut->count = ev->count;
 	ut->expires = ev->expires;
 	ut->fired = ev->fired;
-	list_add(&ut->event, &ctx->events);
+	if (head)
+		list_add(&ut->event, &ctx->events);
+	else
+		list_add_tail(&ut->event, &ctx->events);
 	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
@@ -652,8 +709,8 @@ static int htw_utimer_forward(struct htw_ctx *ctx, struct htw_utimer *ut,
 /*
  * Copy out as many queued events as @to has room for, releasing one-shot
  * timers and putting periodic ones back on their wheel.  Return the bytes
- * copied, 0 if another reader took the events first, or an error if the
- * first event could not be read (it then stays queued).
+ * copied, 0 if another reader took the events first, or an error if no
+ * event could be read (each stays queued).
  */
 static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 {
@@ -661,20 +718,31 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 	struct htw_event ev;
 	ssize_t done = 0;
 	int ret = 0;
+	u32 left;
 	u64 next;
 
 	if (mutex_lock_interruptible(&ctx->lock))
 		return -ERESTARTSYS;
-	while (iov_iter_count(to) >= sizeof(ev)) {
+	/*
+	 * Only the events queued now: a periodic timer re-armed by this read
+	 * may expire again before it ends, and is left for the next one.
+	 */
+	for (left = READ_ONCE(ctx->nr_queued);
+	     left && iov_iter_count(to) >= sizeof(ev); left--) {
+		if (fatal_signal_pending(current))
+			break;
 		ut = htw_ctx_pop(ctx, &ev);
 		if (!ut)
 			break;
-		if (ut->period)
-			ret = htw_utimer_forward(ctx, ut, &ev, &next);
-		if (!ret && copy_to_iter(&ev, sizeof(ev), to) != sizeof(ev))
+		if (ut->period && htw_utimer_forward(ctx, ut, &ev, &next)) {
+			/* Out of memory: it waits, the events behind it do not. */
+			htw_ctx_unpop(ctx, ut, &ev, false);
+			ret = -ENOMEM;
+			continue;
+		}
+		if (copy_to_iter(&ev, sizeof(ev), to) != sizeof(ev)) {
+			htw_ctx_unpop(ctx, ut, &ev, true);
 			ret = -EFAULT;
-		if (ret) {
-			htw_ctx_unpop(ctx, ut, &ev);
 			break;
 		}
 		done += sizeof(ev);

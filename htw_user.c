@@ -3,13 +3,17 @@
  * The timers of /dev/htw each user holds, across all of the user's files
  *
  * /dev/htw is open to every user, and a timer pins kernel memory that no
- * process's RSS shows, so the number of timers one uid may hold is bounded
- * across all of its files, as epoll bounds the watches of a user
- * (fs/eventpoll.c, max_user_watches).  The count is a percpu_counter, as
- * epoll's is, so that files of one user on different CPUs do not share a
- * cache line on every arm and cancel; the limit is compared with the
- * counter's approximate value and may be passed by at most the counter's
- * batch on each CPU racing to the same limit, as epoll's may.
+ * process's RSS shows, so the memory one uid may pin is bounded across all
+ * of its files, as epoll bounds the watches of a user (fs/eventpoll.c,
+ * max_user_watches).  The unit is a timer: a context charges one for each
+ * timer, and for each of its wheels the number of timers the wheel's memory
+ * would hold.  The count is exact (an atomic compare-and-exchange, never
+ * past the limit): epoll's percpu_counter would spare a shared cache line
+ * per arm, but may pass its limit by a batch per CPU.
+ *
+ * Users are uids, as epoll's are: every process of a uid shares its limit,
+ * in whichever container it runs, and a file passed to another process (by
+ * fork() or SCM_RIGHTS) stays charged to the uid that opened it.
  *
  * struct htw_user lives while a file of its uid is open: htw_user_get() at
  * open(), htw_user_put() at close.  The table and the reference counts are
@@ -19,7 +23,7 @@
 
 #include <kunit/visibility.h>
 #include <linux/hashtable.h>
-#include <linux/percpu_counter.h>
+#include <linux/atomic.h>
 #include <linux/refcount.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -37,7 +41,7 @@ struct htw_user {
 	struct hlist_node node;
 	kuid_t uid;
 	refcount_t refs;
-	struct percpu_counter timers;
+	atomic_long_t timers;
 };
 
 #define HTW_USERS_BITS	7
@@ -80,10 +84,6 @@ struct htw_user *htw_user_get(kuid_t uid)
 	user = kzalloc(sizeof(*user), GFP_KERNEL);
 	if (!user)
 		return NULL;
-	if (percpu_counter_init(&user->timers, 0, GFP_KERNEL)) {
-		kfree(user);
-		return NULL;
-	}
 	user->uid = uid;
 	refcount_set(&user->refs, 1);
 
@@ -93,7 +93,6 @@ struct htw_user *htw_user_get(kuid_t uid)
 		hash_add(htw_users, &user->node, __kuid_val(uid));
 	spin_unlock(&htw_users_lock);
 	if (found) {
-		percpu_counter_destroy(&user->timers);
 		kfree(user);
 		return found;
 	}
@@ -121,25 +120,30 @@ void htw_user_put(struct htw_user *user)
 	hash_del(&user->node);
 	spin_unlock(&htw_users_lock);
 
-	WARN_ON_ONCE(percpu_counter_sum(&user->timers));
-	percpu_counter_destroy(&user->timers);
+	WARN_ON_ONCE(atomic_long_read(&user->timers));
 	kfree(user);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_user_put);
 
 /**
- * htw_user_charge() - count one more timer for a user
+ * htw_user_charge() - count @nr more timers for a user
  * @user: the account
+ * @nr: timers to count
  * @limit: the most timers the user may hold
  *
  * Context: Any context.
- * Return: 0, or -ENOSPC if the user holds @limit timers already.
+ * Return: 0, or -ENOSPC (counting nothing) if the user would hold more
+ * than @limit timers.
  */
-int htw_user_charge(struct htw_user *user, unsigned int limit)
+int htw_user_charge(struct htw_user *user, unsigned long nr,
+		    unsigned long limit)
 {
-	if (percpu_counter_compare(&user->timers, limit) >= 0)
-		return -ENOSPC;
-	percpu_counter_inc(&user->timers);
+	long old = atomic_long_read(&user->timers);
+
+	do {
+		if (nr > limit || old > limit - nr)
+			return -ENOSPC;
+	} while (!atomic_long_try_cmpxchg(&user->timers, &old, old + nr));
 	return 0;
 }
 
@@ -150,22 +154,20 @@ int htw_user_charge(struct htw_user *user, unsigned int limit)
  *
  * Context: Any context.
  */
-void htw_user_uncharge(struct htw_user *user, unsigned int nr)
+void htw_user_uncharge(struct htw_user *user, unsigned long nr)
 {
-	percpu_counter_sub(&user->timers, nr);
+	atomic_long_sub(nr, &user->timers);
 }
 
 /**
  * htw_user_timers() - how many timers a user holds
  * @user: the account
  *
- * Context: Any context; exact at the moment of reading.
+ * Context: Any context.
  * Return: the count.
  */
-u64 htw_user_timers(struct htw_user *user)
+unsigned long htw_user_timers(struct htw_user *user)
 {
-	s64 n = percpu_counter_sum(&user->timers);
-
-	return n > 0 ? n : 0;
+	return atomic_long_read(&user->timers);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_user_timers);

@@ -3,7 +3,8 @@
  * The timers of /dev/htw each user holds, across all of the user's files
  *
  * A user is a uid, as for epoll's max_user_watches: every file opened by a
- * uid charges its timers to that uid, whichever process holds the file.
+ * uid charges its timers, and its wheels, to that uid, whichever process
+ * holds the file.
  */
 #ifndef _HTW_USER_H
 #define _HTW_USER_H
@@ -14,8 +15,9 @@ struct htw_user;
 
 struct htw_user *htw_user_get(kuid_t uid);
 void htw_user_put(struct htw_user *user);
-int htw_user_charge(struct htw_user *user, unsigned int limit);
-void htw_user_uncharge(struct htw_user *user, unsigned int nr);
-u64 htw_user_timers(struct htw_user *user);
+int htw_user_charge(struct htw_user *user, unsigned long nr,
+		    unsigned long limit);
+void htw_user_uncharge(struct htw_user *user, unsigned long nr);
+unsigned long htw_user_timers(struct htw_user *user);
 
 #endif /* _HTW_USER_H */

@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/uio.h>
 
+#include "../htw_compat.h"
 #include "../htw_core.h"
 #include "../htw_ctx.h"
 #include "../htw_user.h"
@@ -317,19 +318,28 @@ static void htw_ctx_modify_unknown_id_is_enoent(struct kunit *test)
 static void htw_ctx_full_context_is_enospc(struct kunit *test)
 {
 	struct htw_timer_spec spec = { .expires = 100 };
+	u32 second = 0;
 	int i;
 
-	for (i = 0; i < TEST_MAX_TIMERS; i++)
-		test_arm(test, 0, 100, 0, 0);
+	for (i = 0; i < TEST_MAX_TIMERS; i++) {
+		u32 id = test_arm(test, 0, 100, 0, 0);
+
+		if (i == 1)
+			second = id;
+	}
 	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(test_ctx(test), &spec, NULL));
 
-	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), 2));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), second));
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(test_ctx(test), &spec, NULL));
 }
 
-/* Ids go round: a freed id is not the next one given. */
+/*
+ * A freed slot is reused, but under a new id: the stale id finds nothing,
+ * for cancel and modify alike.
+ */
 static void htw_ctx_ids_are_not_reused_soon(struct kunit *test)
 {
+	struct htw_timer_spec spec = { .expires = 100 };
 	struct htw_event ev;
 	u32 first, second;
 
@@ -339,10 +349,10 @@ static void htw_ctx_ids_are_not_reused_soon(struct kunit *test)
 	second = test_arm(test, 0, 100, 0, 0);
 	KUNIT_EXPECT_NE(test, first, second);
 	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_cancel(test_ctx(test), first));
+	spec.id = first;
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_modify(test_ctx(test), &spec));
 	KUNIT_EXPECT_EQ(test, 1, test_timers(test));
-
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(test_ctx(test), second));
-	KUNIT_EXPECT_EQ(test, second + 1, test_arm(test, 0, 100, 0, 0));
 }
 
 /* An unread periodic timer is off its wheel: no expiry run reaches it. */
@@ -409,14 +419,18 @@ static void htw_ctx_wheel_grows_levels_on_demand(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 1, stats.level[3]);
 }
 
-/* The user's limit holds across contexts, and not across users. */
+/*
+ * The user's limit holds across contexts, and not across users; a wheel is
+ * charged as the timers its memory could hold.
+ */
 static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
 {
-	struct htw_timer_spec spec = { .expires = 100 };
-	unsigned int limit = 3;
 	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
+	struct htw_timer_spec spec = { .expires = 100 };
+	unsigned int limit = UINT_MAX;
 	struct htw_user *alice, *bob;
 	struct htw_ctx *a1, *a2, *b1;
+	unsigned long base;
 	u32 id;
 
 	alice = htw_user_get(KUIDT_INIT(60001));
@@ -433,19 +447,25 @@ static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, a2);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, b1);
 
-	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a1, &spec, NULL));
-	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a1, &spec, NULL));
-	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a2, &spec, NULL));
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(a1, &spec, NULL));
+	base = htw_user_timers(alice);
+	KUNIT_EXPECT_GT(test, base, 1);
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(a2, &spec, NULL));
 	id = spec.id;
+	/* a2's wheel counts as much as a1's. */
+	KUNIT_EXPECT_EQ(test, 2 * base, htw_user_timers(alice));
+
+	limit = 2 * base + 1;
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a1, &spec, NULL));
 	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(a2, &spec, NULL));
-	KUNIT_EXPECT_EQ(test, 3, htw_user_timers(alice));
+	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(a1, &spec, NULL));
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(b1, &spec, NULL));
 
 	/* A cancel gives the room back; closing a file gives back its all. */
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(a2, id));
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a2, &spec, NULL));
 	htw_ctx_destroy(a1);
-	KUNIT_EXPECT_EQ(test, 1, htw_user_timers(alice));
+	KUNIT_EXPECT_EQ(test, base, htw_user_timers(alice));
 	htw_ctx_destroy(a2);
 	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(alice));
 	htw_ctx_destroy(b1);
@@ -589,4 +609,4 @@ static struct kunit_suite htw_ctx_test_suite = {
 
 kunit_test_suite(htw_ctx_test_suite);
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+HTW_IMPORT_KUNIT_NS();

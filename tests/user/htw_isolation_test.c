@@ -132,12 +132,13 @@ TEST(stale_id_after_read_is_enoent)
 /* The id is written before the timer is armed: a fault leaves nothing. */
 TEST(arm_with_read_only_spec_arms_and_charges_nothing)
 {
+	struct htw_info before, info;
 	struct htw_timer_spec *spec;
-	struct htw_info info;
 	int fd = htw_open();
 
 	ASSERT_LE(0, fd);
 	ASSERT_LT(0, htw_arm(fd, 0, 3600 * NSEC_PER_SEC, 0, 0));
+	ASSERT_EQ(0, htw_info(fd, &before));
 	spec = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, spec);
@@ -148,7 +149,7 @@ TEST(arm_with_read_only_spec_arms_and_charges_nothing)
 
 	ASSERT_EQ(0, htw_info(fd, &info));
 	EXPECT_EQ(1, info.nr_timers);
-	EXPECT_EQ(1, info.user_timers);
+	EXPECT_EQ(before.user_timers, info.user_timers);
 	munmap(spec, 4096);
 	close(fd);
 }
@@ -290,13 +291,14 @@ static int run_victim(__u64 *out)
  * and never reads them.  Another user's timers are delivered as late as
  * they are without the attacker (p99 within twice the quiet run's, plus
  * one tick for the rounding of so few samples), and the softirq time the
- * attacker costs stays small: its timers are parked after one expiry each.
+ * attacker costs stays small (under a quarter of the CPU time, where it was
+ * 71% of a CPU): its timers are parked after one expiry each.
  */
 TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120)
 {
 	__u64 quiet[3], loud[3];
 	struct htw_info info;
-	int ready[2], fd;
+	int ready[2], fd, i;
 	long armed;
 	pid_t attacker;
 	char c;
@@ -319,7 +321,13 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120
 			_exit(1);
 		armed = arm_many(fd, NR_ATTACK, info.min_period_ns,
 				 info.min_period_ns, 0);
-		c = armed == NR_ATTACK ? 'y' : 'n';
+		/* Ready once every timer has expired once, and parked. */
+		for (i = 0; armed == NR_ATTACK && i < 6000; i++) {
+			if (htw_info(fd, &info) || info.nr_queued == NR_ATTACK)
+				break;
+			usleep(10 * 1000);
+		}
+		c = info.nr_queued == NR_ATTACK ? 'y' : 'n';
 		if (write(ready[1], &c, 1) != 1)
 			_exit(2);
 		pause();
@@ -329,8 +337,6 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	close(ready[0]);
 	ASSERT_EQ('y', c);
-	/* Let every attacking timer expire once and park. */
-	usleep(200 * 1000);
 
 	ASSERT_EQ(0, run_victim(loud));
 	kill(attacker, SIGKILL);
@@ -343,29 +349,37 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120
 	TH_LOG("softirq share of CPU time: quiet %llu.%llu%%, attacked %llu.%llu%%",
 	       quiet[2] / 10, quiet[2] % 10, loud[2] / 10, loud[2] % 10);
 	EXPECT_LE(loud[0], 2 * quiet[0] + info.tick_ns);
-	EXPECT_LE(loud[2], quiet[2] + 100);
+	/*
+	 * Unparked, the attacker kept a CPU 71% in softirq.  Parked, it costs
+	 * nothing, but an emulated guest samples softirq time on its ticks
+	 * and is noisy: 11 points above the quiet run has been seen.
+	 */
+	EXPECT_LE(loud[2], quiet[2] + 250);
 }
 
 /*
- * The per-user limit counts the timers of every file a uid opened, and
- * another uid's timers not at all.
+ * The per-user limit counts the timers of every file a uid opened, and its
+ * wheels as the timers their memory would hold, and another uid's timers
+ * not at all.  The limit is set once the child knows what its two files'
+ * wheels count: room for 100 timers beyond them.
  */
 TEST(user_limit_spans_files_and_not_users)
 {
 	int go[2], done[2], fd;
-	unsigned long saved;
+	unsigned long saved, base;
 	struct htw_info info;
 	pid_t pid, other;
 	char c = 0;
 
 	ASSERT_EQ(0, read_param(USER_LIMIT_PARAM, &saved));
-	ASSERT_EQ(0, write_param(USER_LIMIT_PARAM, 100));
+	ASSERT_EQ(0, write_param(USER_LIMIT_PARAM, 1000000));
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(done));
 
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
+		unsigned long wheel;
 		int a, b;
 
 		close(done[0]);
@@ -375,30 +389,43 @@ TEST(user_limit_spans_files_and_not_users)
 		b = htw_open();
 		if (a < 0 || b < 0)
 			_exit(1);
-		if (arm_many(a, 60, NSEC_PER_SEC, 0, 0) != 60 ||
-		    arm_many(b, 40, NSEC_PER_SEC, 0, 0) != 40)
+		if (htw_arm(a, 0, NSEC_PER_SEC, 0, 0) != 1 ||
+		    htw_arm(b, 0, NSEC_PER_SEC, 0, 0) != 1 || htw_info(a, &info))
 			_exit(2);
+		base = info.user_timers;
+		wheel = (base - 2) / 2;
+		if (write(done[1], &base, sizeof(base)) != sizeof(base) ||
+		    read(go[0], &c, 1) != 1)
+			_exit(3);
+
+		if (arm_many(a, 59, NSEC_PER_SEC, 0, 0) != 59 ||
+		    arm_many(b, 39, NSEC_PER_SEC, 0, 0) != 39)
+			_exit(4);
 		if (htw_arm(b, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC ||
 		    htw_arm(a, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC)
-			_exit(3);
-		if (htw_info(a, &info) || info.max_user_timers != 100 ||
-		    info.user_timers != 100 || info.nr_timers != 60)
-			_exit(4);
+			_exit(5);
+		if (htw_info(a, &info) || info.max_user_timers != base + 98 ||
+		    info.user_timers != base + 98 || info.nr_timers != 60)
+			_exit(6);
 		/* A cancel gives the room back. */
 		if (htw_cancel(a, 1) || htw_arm(b, 0, NSEC_PER_SEC, 0, 0) < 0)
-			_exit(5);
+			_exit(7);
 		/* Hold them while another user arms. */
 		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
-			_exit(6);
-		/* Closing a file gives its timers back. */
+			_exit(8);
+		/* Closing a file gives back its timers and its wheel. */
 		close(a);
-		if (arm_many(b, 59, NSEC_PER_SEC, 0, 0) != 59 ||
+		if (arm_many(b, 59 + wheel, NSEC_PER_SEC, 0, 0) != 59 + wheel ||
 		    htw_arm(b, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC)
-			_exit(7);
+			_exit(9);
 		_exit(0);
 	}
 	close(done[1]);
 	close(go[0]);
+	ASSERT_EQ(sizeof(base), read(done[0], &base, sizeof(base)));
+	TH_LOG("two files with a timer each count %lu timers", base);
+	ASSERT_EQ(0, write_param(USER_LIMIT_PARAM, base + 98));
+	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(1, read(done[0], &c, 1));
 
 	/* Another user is not counted against this one. */
@@ -445,6 +472,7 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 	long long total = meminfo("MemTotal"), slab0, slab1;
 	struct htw_info info;
 	int p[2], fd;
+	__u32 held;
 	pid_t pid;
 	long armed;
 
@@ -477,13 +505,19 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 			if (n > 0)
 				armed += n;
 		}
-		if (write(p[1], &armed, sizeof(armed)) != sizeof(armed))
+		/* What the account holds: the timers and 4 files' wheels. */
+		if (htw_info(fds[0], &info))
+			_exit(4);
+		held = info.user_timers;
+		if (write(p[1], &armed, sizeof(armed)) != sizeof(armed) ||
+		    write(p[1], &held, sizeof(held)) != sizeof(held))
 			_exit(2);
 		pause();
 		_exit(0);
 	}
 	close(p[1]);
 	ASSERT_EQ(sizeof(armed), read(p[0], &armed, sizeof(armed)));
+	ASSERT_EQ(sizeof(held), read(p[0], &held, sizeof(held)));
 	slab1 = meminfo("Slab");
 	kill(pid, SIGKILL);
 	reap(pid);
@@ -492,7 +526,8 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 	TH_LOG("uid %d armed %ld timers (limit %u) in 8 files: slab +%lld KiB of %lld MiB, %.2f%%",
 	       NOBODY, armed, info.max_user_timers, (slab1 - slab0) / 1024,
 	       total >> 20, 100.0 * (slab1 - slab0) / total);
-	EXPECT_EQ(info.max_user_timers, armed);
+	EXPECT_EQ(info.max_user_timers, held);
+	EXPECT_LT(info.max_user_timers * 9 / 10, armed);
 	EXPECT_LE((slab1 - slab0) * 20, total);
 }
 

@@ -9,10 +9,13 @@
  * records; poll() and epoll report EPOLLIN while any is queued.  close()
  * cancels every timer.
  *
- * Ids are allocated cyclically from 1 to 2^32 - 1: an id is not given to a
- * new timer until the ids after it have all been handed out, so an id kept
- * after its timer is gone (a one-shot timer whose event was read, a
- * cancelled timer) gets %ENOENT rather than reaching another timer.
+ * An id is never 0.  Its low bits name a slot of the file, as few as
+ * &htw_info.max_timers needs, and the bits above count the timers armed in
+ * the file; so an id kept after its timer is gone (a one-shot timer whose
+ * event was read, a cancelled timer) gets %ENOENT, rather than reaching the
+ * timer that took the slot, until as many more timers have been armed in
+ * the file as those upper bits can count (2048 with the default
+ * max_timers).
  *
  * A periodic timer is re-armed by the read() of its event, not when it
  * expires: while its event waits to be read, the timer is parked and costs
@@ -35,13 +38,15 @@
  * at least one; it waits for one unless the file is O_NONBLOCK.  Errors:
  *
  * - %EINVAL: the buffer is smaller than one record.
- * - %EAGAIN: no event is queued and the file is O_NONBLOCK (a non-blocking
- *   read waits for an ioctl of another thread on the same file to finish,
- *   but never for an event).
- * - %EINTR: a signal came while waiting (the read restarts under SA_RESTART).
+ * - %EAGAIN: no event is queued and the file is O_NONBLOCK.  A non-blocking
+ *   read never waits for an event, but like a pipe's it waits for other
+ *   users of the same file (an ioctl, another read) to finish.
+ * - %EINTR: a signal came while waiting, for an event or for another user
+ *   of the file (the read restarts under SA_RESTART).
  * - %EFAULT: the buffer is not writable; the events stay queued.
- * - %ENOMEM: a periodic timer could not be re-armed for lack of memory; its
- *   event stays queued.
+ * - %ENOMEM: no event could be read because periodic timers could not be
+ *   re-armed for lack of memory; their events stay queued (behind the
+ *   others, which a read returns when it can).
  *
  * Errors common to all ioctl commands:
  *
@@ -89,8 +94,9 @@
  *	whose event has not been read yet
  * @nr_queued: events of this context waiting to be read
  * @max_user_timers: most timers one user (the uid that opened the file)
- *	may hold across all of its contexts (version 2)
- * @user_timers: timers that user holds now (version 2)
+ *	may hold across all of its contexts, each context's wheels counted as
+ *	the timers their memory could hold (version 2)
+ * @user_timers: what that user holds now, counted the same way (version 2)
  */
 struct htw_info {
 	__u32 version;
@@ -236,7 +242,8 @@ struct htw_event {
  *	%EINVAL: an expiry beyond %HTW_TIME_MAX (a relative one included), or a
  *	period outside [&htw_info.min_period_ns, %HTW_TIME_MAX].
  *	%ENOSPC: the context holds &htw_info.max_timers timers already, or
- *	its user holds &htw_info.max_user_timers.
+ *	its user would hold more than &htw_info.max_user_timers (the file's
+ *	first timer on a clock also counts the clock's wheel).
  *	%ENOMEM: out of memory (timers are charged to the caller's memory
  *	cgroup).  %EFAULT: &htw_timer_spec.id is not writable: nothing is
  *	armed.
