@@ -2,8 +2,13 @@
 #
 # make                  build htw.ko against the running kernel's headers
 # make KDIR=<dir>       ... against another kernel build tree
+# make tools            build htwctl for this machine, into build/tools
+# make install          install htw.ko (then depmod), the uapi header and
+#                       htwctl; DESTDIR and PREFIX (/usr/local) as usual
 # make check            lint, then htw in UML and in Debian's kernels
 # make run              boot Debian's kernel under QEMU with htw, run the demo
+# make bench            htw against timer_list, hrtimer and timerfd, in UML
+#                       and under QEMU; prints one table (never gates)
 # make lint             checkpatch --strict and a sparse build
 #
 # Variables of the rig (rig/lib.sh has the details):
@@ -14,6 +19,10 @@
 #   HTW_TIMEOUT  seconds a guest may run
 #   HTW_JOBS     parallel jobs of each kernel or module build
 KDIR ?= /lib/modules/$(shell uname -r)/build
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+CFLAGS ?= -O2 -g -Wall
 
 HTW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/htw
 HTW_BUILD ?= $(CURDIR)/build
@@ -33,11 +42,32 @@ modules:
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 
+tools: $(HTW_BUILD)/tools/htwctl
+
+$(HTW_BUILD)/tools/htwctl: tools/htwctl.c include/uapi/linux/htw.h
+	mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
+
+# Kbuild installs into /lib/modules/<release>/updates under DESTDIR; depmod
+# then indexes that tree.
+install: modules tools
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates modules_install
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) \
+		$$(cat $(KDIR)/include/config/kernel.release)
+	install -D -m 0644 include/uapi/linux/htw.h \
+		$(DESTDIR)$(PREFIX)/include/linux/htw.h
+	install -D -m 0755 $(HTW_BUILD)/tools/htwctl \
+		$(DESTDIR)$(PREFIX)/bin/htwctl
+
 check:
 	rig/check.sh
 
 run:
 	rig/run.sh
+
+bench:
+	rig/bench.sh
 
 lint:
 	rig/deps.sh
@@ -50,4 +80,4 @@ deps:
 distclean:
 	rm -rf $(HTW_BUILD)
 
-.PHONY: all modules clean check run lint deps distclean
+.PHONY: all modules clean tools install check run bench lint deps distclean

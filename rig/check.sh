@@ -16,10 +16,11 @@ REPORT=$RIG_DIR/report.py
 
 # The injections of the self-test, and the failure each must cause:
 # "HTW_INJECT value:group of the failed test[:its name]".
+# injection:group that must fail[:test that must fail]:user programs to run
 SELFTESTS=(
-	"kunit:kunit"
-	"user:user"
-	"warn:rig:kernel log clean"
+	"kunit:kunit::-"
+	"user:user::inject_test"
+	"warn:rig:kernel log clean:-"
 )
 
 # section NAME - start a part of the run; say how long the last one took
@@ -55,16 +56,17 @@ build_programs() {
 # hang, a crash) proves nothing about the rig, and is a failure of its own.
 # Its own build directory keeps the injected code out of the real run.
 selftest() {
-	local spec inj group name dir
+	local spec inj group name programs dir
 	for spec in "${SELFTESTS[@]}"; do
-		IFS=: read -r inj group name <<<"$spec"
+		IFS=: read -r inj group name programs <<<"$spec"
 		dir=$HTW_BUILD/selftest/$inj
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		log "self-test: HTW_INJECT=$inj"
 		(
 			export HTW_INJECT=$inj
-			build_user_binaries "$dir/bin"
+			# Only what the injection needs: the rest ran above.
+			build_user_binaries "$dir/bin" "$programs"
 			run_tier "$dir" uml check
 		) >"$dir/rig.log" 2>&1 || true
 		"$REPORT" tier "$dir/uml" "$KUNIT_PY" >"$dir/summary.txt"
@@ -78,6 +80,40 @@ selftest() {
 		fi
 		sed 's/^/  /' "$dir/summary.txt"
 	done
+}
+
+# install_check - "make install" from a copy of the checkout into a staging
+# root, against Debian 12's 6.12 headers, as a user would install htw; the
+# module, its depmod entry, the uapi header and htwctl must all be there.
+install_check() {
+	local dir=$RUN/install rel rc=0 f
+	local -a missing=()
+	rm -rf "$dir"
+	mkdir -p "$dir/src"
+	(cd "$HTW_TOP" && git ls-files -co --exclude-standard | grep -v '^build/' |
+		tar -cf - -T -) | tar -xf - -C "$dir/src"
+	(
+		# shellcheck source=rig/debian.sh
+		source "$RIG_DIR/debian.sh"
+		debian_prepare deb6.12 "$(tier_field deb6.12 3)"
+		# No signing key comes with Debian's headers.
+		make -C "$dir/src" install KDIR="$KDIR" DESTDIR="$dir/root" \
+			HTW_BUILD="$dir/build" CONFIG_MODULE_SIG_ALL=
+		cp "$KDIR/include/config/kernel.release" "$dir/release"
+	) >"$dir/install.log" 2>&1 || rc=$?
+	rel=$(cat "$dir/release" 2>/dev/null)
+	for f in "lib/modules/$rel/updates/htw.ko"* "usr/local/include/linux/htw.h" \
+		 "usr/local/bin/htwctl"; do
+		compgen -G "$dir/root/$f" >/dev/null || missing+=("$f")
+	done
+	grep -qs 'updates/htw\.ko' "$dir/root/lib/modules/$rel/modules.dep" ||
+		missing+=("htw in modules.dep")
+	if ((rc == 0 && ${#missing[@]} == 0)); then
+		"$REPORT" record "$RUN/install.json" install install "make install" pass
+	else
+		"$REPORT" record "$RUN/install.json" install install "make install" fail \
+			"$( ((rc)) && tail -n 8 "$dir/install.log"; printf 'missing: %s\n' "${missing[@]}")"
+	fi
 }
 
 main() {
@@ -106,6 +142,10 @@ main() {
 		"$REPORT" tier "$RUN/$tier" "$KUNIT_PY"
 		results+=("$RUN/$tier/result.json")
 	done
+
+	section "make install"
+	install_check
+	results+=("$RUN/install.json")
 
 	if ((HTW_SELFTEST)); then
 		section "self-test: each deliberate failure turns the UML tier red"

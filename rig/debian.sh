@@ -32,6 +32,7 @@ debian_prepare() {
 	cache_touch "$DEB_DIR"
 	KDIR=$DEB_DIR/usr/src/linux-headers-$kver
 	KMAKE=()
+	KBUILD_VIA=
 	KDESC="Debian $kver (QEMU, TCG)"
 	DEB_VMLINUZ=$DEB_DIR/boot/vmlinuz-$kver
 }

@@ -18,6 +18,10 @@ PACKAGES=(
 	libelf1 libssl3 zlib1g dwarves
 	# the UML kernel's source; guests; lint
 	"$KSRC_PKG" qemu-system-x86 busybox-static sparse
+	# Debian sid's kernels: a sid root to build in, their compressed modules
+	debootstrap debian-archive-keyring zstd
+	# make install's depmod
+	kmod
 )
 
 APT_ARGS=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=600)

@@ -9,7 +9,8 @@
 # rig/report.py decides.  POSIX sh: it runs under dash and busybox ash.
 #
 # The plan (the tier's kind writes it with write_plan) sets:
-#   HTW_MODE     check: run the tests; run: run the demo
+#   HTW_MODE     check: run the tests; run: run the demo; bench: run the
+#                user-space benchmark (the kernel's runs as its module loads)
 #   HTW_OUT      where the results go
 #   HTW_MODULES  modules to load, in order
 #   HTW_TESTS    test programs to run
@@ -73,6 +74,12 @@ done
 if [ "$HTW_MODE" = run ]; then
 	mark "demo"
 	sh "$HTW_DEMO" </dev/console >/dev/console 2>&1
+elif [ "$HTW_MODE" = bench ]; then
+	mark "bench"
+	say "running htw_bench"
+	htw_bench >"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
+	step "bench htw_bench $?"
+	send bench-user.txt
 else
 	for t in $HTW_TESTS; do
 		name=$(basename "$t")

@@ -61,7 +61,7 @@ ksrc_prepare() {
 	local version patches key
 	version=$(dpkg-query -W -f='${Version}' "$KSRC_PKG" 2>/dev/null ||
 		  stat -c '%s-%Y' "$KSRC_TARBALL")
-	patches=("$RIG_DIR"/patches/*.patch)
+	patches=("$RIG_DIR"/patches/6.12/*.patch)
 	key=$(hash_str "$version" "$(hash_files "${patches[@]}")")
 	KSRC=$HTW_CACHE/src/$KSRC_PKG-$key
 	[[ -e $KSRC/.htw-ready ]] || with_lock src ksrc_unpack "$KSRC" "${patches[@]}"
@@ -110,14 +110,19 @@ copy_module_sources() {
 
 # build_modules OUT KDIR [MAKE ARGS...] - build htw.ko and every other
 # module Kbuild makes against KDIR into OUT/src; OUT/modules lists them
-# in Kbuild's order, which is also the order to load them in.
+# in Kbuild's order, which is also the order to load them in.  A kind that
+# builds elsewhere names its own build in KBUILD_VIA (see rig/sid.sh).
 build_modules() {
 	local out=$1 kdir=$2 rc=0
 	shift 2
 	copy_module_sources "$out/src"
 	log "building modules against $kdir"
-	make -C "$kdir" M="$out/src" "$@" HTW_INJECT="$HTW_INJECT" \
-		-j"$HTW_JOBS" modules >"$out/build.log" 2>&1 || rc=$?
+	if [[ -n ${KBUILD_VIA:-} ]]; then
+		"$KBUILD_VIA" "$out" "$kdir" "$@" || rc=$?
+	else
+		make -C "$kdir" M="$out/src" "$@" HTW_INJECT="$HTW_INJECT" \
+			-j"$HTW_JOBS" modules >"$out/build.log" 2>&1 || rc=$?
+	fi
 	if ((rc)); then
 		tail -n 30 "$out/build.log" >&2
 		return "$rc"
@@ -128,17 +133,20 @@ build_modules() {
 		"$out/src/modules.order" >"$out/modules"
 }
 
-# build_user_binaries BIN - every tests/user/*.c and tools/*.c, static, so
-# that the same binary runs on the host's root in UML and in an initramfs.
-# BIN/status records one "path rc" line per program.
+# build_user_binaries BIN [NAME...] - every tests/user/*.c and tools/*.c
+# (or only those NAMEs, "-" for none), static, so that the same binary runs
+# on the host's root in UML and in an initramfs.  BIN/status records one
+# "path rc" line per program.
 build_user_binaries() {
 	local bin=$1 src name kind rc
+	shift
 	rm -rf "$bin"
 	mkdir -p "$bin/tests" "$bin/tools"
 	: >"$bin/status"
 	for src in "$HTW_TOP"/tests/user/*.c "$HTW_TOP"/tools/*.c; do
 		[[ -e $src ]] || continue
 		name=$(basename "$src" .c)
+		(($# == 0)) || [[ " $* " == *" $name "* ]] || continue
 		# The injected failure exists only when asked for.
 		[[ $name == inject_test && $HTW_INJECT != user ]] && continue
 		kind=tests
@@ -165,6 +173,7 @@ list_programs() {
 
 # write_plan FILE MODE OUT MODULES TESTS TOOLS DEMO EXPORT - the plan that
 # rig/guest.sh sources (see there); MODULES and TESTS are lists of paths.
+# The modules' parameters come from rig/modparams, or HTW_MODPARAMS.
 write_plan() {
 	local file=$1
 	shift
@@ -182,6 +191,6 @@ write_plan() {
 		while read -r mod args; do
 			[[ -z $mod || $mod == \#* ]] && continue
 			printf 'HTW_ARGS_%s=%q\n' "$mod" "$args"
-		done <"$HTW_TOP/rig/modparams"
+		done <"${HTW_MODPARAMS:-$HTW_TOP/rig/modparams}"
 	} >"$file"
 }

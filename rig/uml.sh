@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # rig/uml.sh - the "uml" kind of tier: a user-mode Linux kernel built from
-# $KSRC with config fragments from rig/, booted as a host process whose
+# Debian's source with config fragments from rig/, booted as a host process whose
 # root is the host's own file system (hostfs).  Sourced by rig/tier.sh.
 #
 # A kind defines two functions:
@@ -18,10 +18,12 @@
 # shellcheck disable=SC2034 # KDIR, KMAKE and KDESC are for rig/tier.sh
 
 # uml_prepare NAME FRAGMENTS - FRAGMENTS is a comma-separated list of files
-# in rig/.  The build is keyed on the patched source and the fragments, and
-# happens once per key.
+# in rig/.  The kernel is built from $KSRC (Debian 12's 6.12), or from the
+# linux-source of Debian sid's series that the tier's fourth field names.
+# The build is keyed on the patched source and the fragments, and happens
+# once per key.
 uml_prepare() {
-	local name=$1 f key
+	local name=$1 f key series
 	local -a frags=()
 
 	IFS=, read -ra frags <<<"$2"
@@ -29,12 +31,21 @@ uml_prepare() {
 		frags[f]=$RIG_DIR/${frags[f]}
 		[[ -r ${frags[f]} ]] || die "tier $name: no ${frags[f]}"
 	done
-	key=$(hash_str "$(basename "$KSRC")" "$(hash_files "${frags[@]}")")
+	UML_SRC=$KSRC
+	series=$(tier_field "$name" 4)
+	if [[ -n $series ]]; then
+		# shellcheck source=rig/suite.sh
+		source "$RIG_DIR/suite.sh"
+		sid_ksrc "$series"
+		UML_SRC=$SID_KSRC
+	fi
+	key=$(hash_str "$(basename "$UML_SRC")" "$(hash_files "${frags[@]}")")
 	UML_DIR=$HTW_CACHE/uml/$name-$key
 	[[ -e $UML_DIR/.htw-ready ]] || with_lock "uml-$name" uml_build "$UML_DIR" "${frags[@]}"
 	cache_touch "$UML_DIR"
 	KDIR=$UML_DIR
 	KMAKE=(ARCH=um)
+	KBUILD_VIA=
 	KDESC="UML $(cat "$UML_DIR/include/config/kernel.release") ($2)"
 }
 
@@ -47,9 +58,9 @@ uml_build() {
 	# As kunit.py does: the fragments are the whole .config, the rest
 	# takes its defaults.
 	cat "$@" >"$dir/.config"
-	make -C "$KSRC" O="$dir" ARCH=um olddefconfig >"$dir/build.log" 2>&1 || rc=$?
+	make -C "$UML_SRC" O="$dir" ARCH=um olddefconfig >"$dir/build.log" 2>&1 || rc=$?
 	((rc)) || uml_check_config "$dir/.config" "$@" || rc=$?
-	((rc)) || make -C "$KSRC" O="$dir" ARCH=um -j"$HTW_JOBS" \
+	((rc)) || make -C "$UML_SRC" O="$dir" ARCH=um -j"$HTW_JOBS" \
 		>>"$dir/build.log" 2>&1 || rc=$?
 	if ((rc)); then
 		tail -n 30 "$dir/build.log" >&2

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htw_kbench - the wheel against the kernel's own timers, in the kernel
+ *
+ * Loading the module runs the benchmark and prints one line a measure to
+ * the kernel log, for rig/bench.py:
+ *
+ *   htw_kbench: bench kernel <measure> <htw> <anchor> <unit>
+ *
+ * Each measure runs in rounds, htw and its anchor (timer_list, hrtimer, or
+ * htw itself in another arrangement) one after the other in every round;
+ * the median of the rounds is printed.  With rounds=1 and scale=0, the
+ * default, every measure runs once on a thousand timers: the smoke run that
+ * "make check" loads, so that the benchmark cannot rot.
+ */
+
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/timer.h>
+#include <linux/vmalloc.h>
+
+#include "../htw_compat.h"
+#include "../htw_core.h"
+
+static unsigned int rounds = 1;
+module_param(rounds, uint, 0444);
+MODULE_PARM_DESC(rounds, "Rounds of each measure (default 1)");
+
+static unsigned int scale;
+module_param(scale, uint, 0444);
+MODULE_PARM_DESC(scale, "0: a smoke run on 1,000 timers; 1: up to 1,000,000");
+
+#define MAX_ROUNDS	32
+#define OPS		100000	/* add+del pairs timed per round */
+
+struct kb_timers {
+	struct htw_timer *htw;
+	struct timer_list *tl;
+	struct hrtimer *hr;
+	unsigned int n;
+};
+
+static void kb_htw_fn(struct htw_timer *t, u64 expired, u64 count)
+{
+}
+
+static void kb_tl_fn(struct timer_list *t)
+{
+}
+
+static enum hrtimer_restart kb_hr_fn(struct hrtimer *t)
+{
+	return HRTIMER_NORESTART;
+}
+
+static int kb_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static u64 kb_median(u64 *v, unsigned int n)
+{
+	sort(v, n, sizeof(*v), kb_cmp, NULL);
+	return v[n / 2];
+}
+
+static void kb_report(const char *measure, u64 htw, u64 anchor,
+		      const char *unit)
+{
+	pr_info("htw_kbench: bench kernel %s %llu %llu %s\n", measure, htw,
+		anchor, unit);
+}
+
+static struct htw_wheel *kb_wheel(void)
+{
+	struct htw_wheel_params p = {
+		.tick_ns = NSEC_PER_MSEC,
+		.wheel_size = HTW_WHEEL_SIZE_MAX,
+		.clockid = CLOCK_MONOTONIC,
+	};
+
+	return htw_wheel_create(&p);
+}
+
+/* A far expiry, spread over an hour, for timer @i. */
+static u64 kb_far(unsigned int i)
+{
+	return NSEC_PER_SEC + (u64)(i % 3600000) * NSEC_PER_MSEC;
+}
+
+static void kb_free(struct kb_timers *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < k->n; i++) {
+		if (k->htw)
+			htw_del_sync(&k->htw[i]);
+		if (k->tl)
+			timer_delete_sync(&k->tl[i]);
+		if (k->hr)
+			hrtimer_cancel(&k->hr[i]);
+	}
+	vfree(k->htw);
+	vfree(k->tl);
+	vfree(k->hr);
+}
+
+/* @n pending timers of each kind, and one spare of each at index n. */
+static int kb_arm(struct kb_timers *k, struct htw_wheel *w, unsigned int n)
+{
+	u64 now = ktime_get_ns();
+	unsigned int i;
+
+	k->htw = vzalloc(array_size(n + 1, sizeof(*k->htw)));
+	k->tl = vzalloc(array_size(n + 1, sizeof(*k->tl)));
+	k->hr = vzalloc(array_size(n + 1, sizeof(*k->hr)));
+	if (!k->htw || !k->tl || !k->hr)
+		return -ENOMEM;
+	k->n = n + 1;
+	for (i = 0; i < k->n; i++) {
+		htw_timer_init(&k->htw[i], w, kb_htw_fn);
+		timer_setup(&k->tl[i], kb_tl_fn, 0);
+		hrtimer_setup(&k->hr[i], kb_hr_fn, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_ABS);
+		if (i == n)
+			break;
+		htw_add(&k->htw[i], now + kb_far(i), 0, HTW_MODE_ABS);
+		mod_timer(&k->tl[i], jiffies + nsecs_to_jiffies(kb_far(i)));
+		hrtimer_start(&k->hr[i], ns_to_ktime(now + kb_far(i)),
+			      HRTIMER_MODE_ABS);
+		if (!(i % 4096))
+			cond_resched();
+	}
+	return 0;
+}
+
+/* ns per add+del of the spare timer, with k->n - 1 others pending. */
+static u64 kb_add_del_htw(struct kb_timers *k, unsigned int ops)
+{
+	struct htw_timer *t = &k->htw[k->n - 1];
+	u64 t0 = ktime_get_ns(), now = t0;
+	unsigned int i;
+
+	for (i = 0; i < ops; i++) {
+		htw_add(t, now + kb_far(i), 0, HTW_MODE_ABS);
+		htw_del(t);
+	}
+	return (ktime_get_ns() - t0) / ops;
+}
+
+static u64 kb_add_del_tl(struct kb_timers *k, unsigned int ops)
+{
+	struct timer_list *t = &k->tl[k->n - 1];
+	u64 t0 = ktime_get_ns();
+	unsigned int i;
+
+	for (i = 0; i < ops; i++) {
+		mod_timer(t, jiffies + nsecs_to_jiffies(kb_far(i)));
+		timer_delete(t);
+	}
+	return (ktime_get_ns() - t0) / ops;
+}
+
+static u64 kb_add_del_hr(struct kb_timers *k, unsigned int ops)
+{
+	struct hrtimer *t = &k->hr[k->n - 1];
+	u64 t0 = ktime_get_ns(), now = t0;
+	unsigned int i;
+
+	for (i = 0; i < ops; i++) {
+		hrtimer_start(t, ns_to_ktime(now + kb_far(i)), HRTIMER_MODE_ABS);
+		hrtimer_try_to_cancel(t);
+	}
+	return (ktime_get_ns() - t0) / ops;
+}
+
+/* ns per move of a random pending timer to a new random expiry. */
+static u64 kb_mod_htw(struct kb_timers *k, unsigned int ops)
+{
+	u64 t0 = ktime_get_ns(), now = t0;
+	unsigned int i, j;
+
+	for (i = 0; i < ops; i++) {
+		j = get_random_u32() % (k->n - 1);
+		htw_mod(&k->htw[j], now + kb_far(get_random_u32()), 0,
+			HTW_MODE_ABS);
+	}
+	return (ktime_get_ns() - t0) / ops;
+}
+
+static u64 kb_mod_tl(struct kb_timers *k, unsigned int ops)
+{
+	u64 t0 = ktime_get_ns();
+	unsigned int i, j;
+
+	for (i = 0; i < ops; i++) {
+		j = get_random_u32() % (k->n - 1);
+		mod_timer(&k->tl[j],
+			  jiffies + nsecs_to_jiffies(kb_far(get_random_u32())));
+	}
+	return (ktime_get_ns() - t0) / ops;
+}
+
+static void kb_pending(unsigned int n)
+{
+	u64 hd[MAX_ROUNDS], td[MAX_ROUNDS], rd[MAX_ROUNDS];
+	u64 hm[MAX_ROUNDS], tm[MAX_ROUNDS];
+	unsigned int ops = scale ? OPS : 1000, r;
+	struct kb_timers k = {};
+	struct htw_wheel *w;
+	char name[48];
+
+	w = kb_wheel();
+	if (IS_ERR(w))
+		return;
+	if (kb_arm(&k, w, n))
+		goto out_free;
+	for (r = 0; r < rounds; r++) {
+		hd[r] = kb_add_del_htw(&k, ops);
+		td[r] = kb_add_del_tl(&k, ops);
+		rd[r] = kb_add_del_hr(&k, ops);
+		hm[r] = kb_mod_htw(&k, ops);
+		tm[r] = kb_mod_tl(&k, ops);
+		cond_resched();
+	}
+	snprintf(name, sizeof(name), "add_del_%u_pending_vs_timer_list", n);
+	kb_report(name, kb_median(hd, rounds), kb_median(td, rounds), "ns/op");
+	snprintf(name, sizeof(name), "add_del_%u_pending_vs_hrtimer", n);
+	kb_report(name, kb_median(hd, rounds), kb_median(rd, rounds), "ns/op");
+	snprintf(name, sizeof(name), "mod_random_%u_pending_vs_timer_list", n);
+	kb_report(name, kb_median(hm, rounds), kb_median(tm, rounds), "ns/op");
+out_free:
+	kb_free(&k);
+	htw_wheel_destroy(w);
+}
+
+struct kb_spinner {
+	struct htw_wheel *wheel;
+	struct htw_timer timer;
+	struct completion done;
+	u64 until;
+	u64 ops;
+};
+
+static int kb_spin(void *arg)
+{
+	struct kb_spinner *s = arg;
+	u64 now;
+
+	do {
+		now = ktime_get_ns();
+		htw_add(&s->timer, now + NSEC_PER_SEC, 0, HTW_MODE_ABS);
+		htw_del(&s->timer);
+		s->ops++;
+	} while (now < s->until);
+	complete(&s->done);
+	return 0;
+}
+
+/*
+ * add+del pairs per second by two kthreads on two CPUs: each on a wheel of
+ * its own, and both on one shared wheel.
+ */
+static u64 kb_two_threads(bool shared, unsigned int ms)
+{
+	struct kb_spinner s[2] = {};
+	struct task_struct *t;
+	u64 total = 0;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s[i].wheel = i && shared ? s[0].wheel : kb_wheel();
+		if (IS_ERR(s[i].wheel)) {
+			if (i)
+				htw_wheel_destroy(s[0].wheel);
+			return 0;
+		}
+		htw_timer_init(&s[i].timer, s[i].wheel, kb_htw_fn);
+		init_completion(&s[i].done);
+		s[i].until = ktime_get_ns() + ms * NSEC_PER_MSEC;
+	}
+	for (i = 0; i < 2; i++) {
+		t = kthread_create(kb_spin, &s[i], "htw_kbench/%d", i);
+		if (IS_ERR(t)) {
+			s[i].ops = 0;
+			complete(&s[i].done);
+			continue;
+		}
+		kthread_bind(t, i % num_online_cpus());
+		wake_up_process(t);
+	}
+	for (i = 0; i < 2; i++) {
+		wait_for_completion(&s[i].done);
+		total += s[i].ops;
+	}
+	htw_wheel_destroy(s[0].wheel);
+	if (!shared)
+		htw_wheel_destroy(s[1].wheel);
+	return total * MSEC_PER_SEC / ms;
+}
+
+/* Expiry runs of a wheel whose one timer is an hour away, over @ms. */
+static u64 kb_idle_runs(unsigned int ms)
+{
+	struct htw_wheel_stats st;
+	struct htw_timer t;
+	struct htw_wheel *w = kb_wheel();
+
+	if (IS_ERR(w))
+		return 0;
+	htw_timer_init(&t, w, kb_htw_fn);
+	htw_add(&t, 3600 * NSEC_PER_SEC, 0, HTW_MODE_REL);
+	msleep(ms);
+	htw_wheel_get_stats(w, &st);
+	htw_del_sync(&t);
+	htw_wheel_destroy(w);
+	return st.runs;
+}
+
+static int __init htw_kbench_init(void)
+{
+	u64 sep[MAX_ROUNDS], shr[MAX_ROUNDS];
+	unsigned int ms = scale ? 1000 : 20, r;
+
+	if (!rounds || rounds > MAX_ROUNDS)
+		return -EINVAL;
+
+	kb_pending(1000);
+	if (scale) {
+		kb_pending(100000);
+		kb_pending(1000000);
+	}
+	for (r = 0; r < rounds; r++) {
+		sep[r] = kb_two_threads(false, ms);
+		shr[r] = kb_two_threads(true, ms);
+	}
+	kb_report("two_kthreads_own_wheels_vs_shared", kb_median(sep, rounds),
+		  kb_median(shr, rounds), "pairs/s");
+	kb_report("idle_wheel_runs_per_s", kb_idle_runs(ms) * MSEC_PER_SEC / ms,
+		  0, "runs/s");
+	return 0;
+}
+module_init(htw_kbench_init);
+
+static void __exit htw_kbench_exit(void)
+{
+}
+module_exit(htw_kbench_exit);
+
+MODULE_DESCRIPTION("Benchmark of the htw wheel against timer_list and hrtimer");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# rig/suite.sh - Debian suites other than the host's (sid has Linux 7.2, its
+# -rt-amd64 flavour and the compiler its headers name), reached without
+# touching the host's apt setup, and a cached sid root to build in.
+# Sourced by the kinds that need it.
+
+SID_MIRROR=http://deb.debian.org/debian
+
+# suite_apt SUITE CMD ARGS... - run apt-get or apt-cache (CMD) on SUITE's
+# own sources list and package lists, under $HTW_CACHE/apt/SUITE; the
+# lists are fetched again once a day, as rig/deps.sh does for the host's.
+suite_apt() {
+	local suite=$1 cmd=$2 dir=$HTW_CACHE/apt/$1
+	shift 2
+	local -a opts=(-o "Dir::Etc::sourcelist=$dir/sources.list"
+		-o Dir::Etc::sourceparts=/nonexistent
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"
+		-o APT::Sandbox::User=root)
+	if [[ -z $(find "$dir/updated" -mmin -1440 2>/dev/null) ]]; then
+		mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $SID_MIRROR $suite main" \
+			>"$dir/sources.list"
+		log "apt-get update ($suite)"
+		with_lock "apt-$suite" apt-get -q "${opts[@]}" update >/dev/null ||
+			die "apt-get update of $suite failed"
+		touch "$dir/updated"
+	fi
+	"$cmd" -q "${opts[@]}" "$@"
+}
+
+# suite_newest SUITE REGEX - the newest package of SUITE whose name matches
+suite_newest() {
+	suite_apt "$1" apt-cache search --names-only "$2" |
+		awk '{ print $1 }' | sort -V | tail -n 1
+}
+
+# The sid root: a minimal Debian sid with the compiler Debian's newest
+# kernel headers name, for building modules as a user of that kernel would.
+# It is made once per list of packages and kept; a kind installs its
+# kernel's headers into it with sid_install.
+SID_PACKAGES=(gcc-16 make libc6-dev libelf-dev pahole bc bison flex kmod xz-utils zstd dkms)
+
+sid_root_prepare() {
+	local key
+	key=$(hash_str "${SID_PACKAGES[@]}")
+	SID_ROOT=$HTW_CACHE/sid/root-$key
+	[[ -e $SID_ROOT/.htw-ready ]] || with_lock sid-root sid_root_make "$SID_ROOT"
+	cache_touch "$SID_ROOT"
+	# apt in the root as on the host: the archive these machines reach
+	# may be a dated mirror, whose Release files are past their
+	# Valid-Until; only what is asked for goes in; root downloads.
+	cat >"$SID_ROOT/etc/apt/apt.conf.d/90htw" <<-'EOF'
+		Acquire::Check-Valid-Until "false";
+		Acquire::Check-Date "false";
+		APT::Install-Recommends "false";
+		APT::Sandbox::User "root";
+	EOF
+}
+
+sid_root_make() {
+	local dir=$1 tmp
+	[[ -e $dir/.htw-ready ]] && return 0	# another checkout made it
+	log "making a Debian sid root in $dir (a minute, once)"
+	mkdir -p "$HTW_CACHE/sid"
+	tmp=$(mktemp -d "$HTW_CACHE/sid/.root.XXXXXX")
+	# dkms recommends a compiler and headers of its own choosing: only
+	# what is asked for goes in.
+	debootstrap --variant=minbase --include="$(IFS=,; echo "${SID_PACKAGES[*]}")" \
+		sid "$tmp" "$SID_MIRROR" >"$tmp.log" 2>&1 ||
+		{ tail -n 20 "$tmp.log" >&2; die "debootstrap of sid failed"; }
+	rm -rf "$dir"
+	mv "$tmp" "$dir"
+	rm -f "$tmp.log"
+	touch "$dir/.htw-ready"
+}
+
+# sid_run CMD... - run CMD in the sid root, with /proc (objtool and dkms
+# need it) mounted in a mount namespace of its own, so nothing stays
+# mounted however the command ends.
+sid_run() {
+	unshare --mount --fork sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' \
+		"$SID_ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# sid_install PKG... - install packages in the sid root (once), as a user
+# of that system would: apt-get install.
+sid_install() {
+	local stamp=$SID_ROOT/.htw-installed p
+	local -a missing=()
+	for p in "$@"; do
+		grep -qxF "$p" "$stamp" 2>/dev/null || missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	log "installing ${missing[*]} in the sid root"
+	with_lock sid-root sid_run sh -c 'apt-get -q update >/dev/null &&
+		apt-get -q -y -o Dpkg::Use-Pty=0 install "$@" >/dev/null' - "${missing[@]}" ||
+		die "apt-get install ${missing[*]} in the sid root failed"
+	printf '%s\n' "${missing[@]}" >>"$stamp"
+}
+
+# sid_ksrc SERIES - unpack sid's linux-source-SERIES, with the rig's patches
+# for that series (rig/patches/SERIES/, if any), once per version; set
+# SID_KSRC to the tree.
+sid_ksrc() {
+	local series=$1 pkg=linux-source-$1 version key
+	local -a patches=()
+	version=$(suite_apt sid apt-cache show "$pkg" 2>/dev/null |
+		sed -n 's/^Version: //p' | sort -V | tail -n 1)
+	[[ -n $version ]] || die "sid has no $pkg"
+	key=$version
+	if [[ -d $RIG_DIR/patches/$series ]]; then
+		patches=("$RIG_DIR/patches/$series"/*.patch)
+		key+=" $(hash_files "${patches[@]}")"
+	fi
+	key=$(hash_str "$key")
+	SID_KSRC=$HTW_CACHE/src/$pkg-$key
+	[[ -e $SID_KSRC/.htw-ready ]] ||
+		with_lock "src-$series" sid_ksrc_unpack "$SID_KSRC" "$pkg" "${patches[@]}"
+	cache_touch "$SID_KSRC"
+}
+
+sid_ksrc_unpack() {
+	local dst=$1 pkg=$2 tmp p
+	shift 2
+	[[ -e $dst/.htw-ready ]] && return 0	# another checkout won the lock
+	mkdir -p "$HTW_CACHE/src"
+	tmp=$(mktemp -d "$HTW_CACHE/src/.unpack.XXXXXX")
+	log "fetching and unpacking sid's $pkg into $dst"
+	(cd "$tmp" && suite_apt sid apt-get download "$pkg" >/dev/null) ||
+		die "apt-get download $pkg (sid) failed"
+	dpkg -x "$tmp"/"$pkg"_*.deb "$tmp/deb"
+	tar -xf "$tmp/deb/usr/src/$pkg.tar.xz" -C "$tmp"
+	for p in "$@"; do
+		log "applying ${p#"$HTW_TOP"/}"
+		patch -s -p1 -d "$tmp/$pkg" <"$p"
+	done
+	mv "$tmp/$pkg" "$dst"
+	rm -rf "$tmp"
+	touch "$dst/.htw-ready"
+}

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htw_bench - /dev/htw against timerfd, measured side by side
+ *
+ *   htw_bench [--rounds N] [--scale S]    the benchmark (as root)
+ *   htw_bench --smoke                     every measure once, tiny: proves
+ *                                         the program still works
+ *
+ * Each measure runs in rounds, htw and its timerfd counterpart one after the
+ * other in every round, so that both see the same machine; the median of the
+ * rounds is reported, and the ratio of the medians.  Output is one line a
+ * measure, for rig/bench.py:
+ *
+ *   bench user <measure> <htw> <anchor> <unit>
+ *
+ * with <anchor> "-" where there is none.  Times are on CLOCK_MONOTONIC.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/htw.h>
+
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+#define MAX_ROUNDS	64
+#define BATCH		4096
+
+static unsigned int rounds = 5;
+static unsigned int scale = 1;
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "htw_bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void report(const char *measure, double htw, double anchor,
+		   const char *unit)
+{
+	if (anchor < 0)
+		printf("bench user %s %.1f - %s\n", measure, htw, unit);
+	else
+		printf("bench user %s %.1f %.1f %s\n", measure, htw, anchor, unit);
+	fflush(stdout);
+}
+
+static int htw_open_dev(void)
+{
+	int fd = open("/dev/htw", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		die("open /dev/htw");
+	return fd;
+}
+
+static struct htw_op *ops;
+
+/* Arm @n far timers in batches; their ids are left in ops[]. */
+static void arm_batched(int fd, unsigned int n, __u64 expires, __u32 flags)
+{
+	struct htw_batch b = { .op_size = sizeof(*ops) };
+	unsigned int done, i, chunk;
+
+	for (done = 0; done < n; done += chunk) {
+		chunk = n - done < BATCH ? n - done : BATCH;
+		for (i = 0; i < chunk; i++)
+			ops[done + i] = (struct htw_op) {
+				.op = HTW_OP_ARM,
+				.spec = { .flags = flags, .expires = expires },
+			};
+		b.ops = (uintptr_t)(ops + done);
+		b.count = chunk;
+		if (ioctl(fd, HTW_IOC_BATCH, &b) != (long)chunk)
+			die("HTW_IOC_BATCH arm");
+		for (i = 0; i < chunk; i++)
+			if (ops[done + i].result)
+				die("arm in a batch");
+	}
+}
+
+static void cancel_batched(int fd, unsigned int n)
+{
+	struct htw_batch b = { .op_size = sizeof(*ops) };
+	unsigned int done, i, chunk;
+
+	for (done = 0; done < n; done += chunk) {
+		chunk = n - done < BATCH ? n - done : BATCH;
+		for (i = 0; i < chunk; i++)
+			ops[done + i] = (struct htw_op) {
+				.op = HTW_OP_CANCEL,
+				.spec = { .id = ops[done + i].spec.id },
+			};
+		b.ops = (uintptr_t)(ops + done);
+		b.count = chunk;
+		if (ioctl(fd, HTW_IOC_BATCH, &b) != (long)chunk)
+			die("HTW_IOC_BATCH cancel");
+	}
+}
+
+/* ns per timer: arm and cancel @n timers, one ioctl each. */
+static double htw_arm_cancel_single(unsigned int n)
+{
+	int fd = htw_open_dev();
+	struct htw_timer_spec spec = { .expires = 3600 * NSEC_PER_SEC };
+	struct htw_cancel c = {};
+	__u32 *ids = malloc(n * sizeof(*ids));
+	__u64 t0;
+	unsigned int i;
+
+	if (!ids)
+		die("malloc");
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		if (ioctl(fd, HTW_IOC_ARM, &spec))
+			die("HTW_IOC_ARM");
+		ids[i] = spec.id;
+	}
+	for (i = 0; i < n; i++) {
+		c.id = ids[i];
+		if (ioctl(fd, HTW_IOC_CANCEL, &c))
+			die("HTW_IOC_CANCEL");
+	}
+	t0 = now_ns() - t0;
+	free(ids);
+	close(fd);
+	return (double)t0 / n;
+}
+
+/* ns per timer: arm and cancel @n timers in batches. */
+static double htw_arm_cancel_batched(unsigned int n)
+{
+	int fd = htw_open_dev();
+	__u64 t0 = now_ns();
+
+	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0);
+	cancel_batched(fd, n);
+	t0 = now_ns() - t0;
+	close(fd);
+	return (double)t0 / n;
+}
+
+/* ns per timer: a timerfd created, armed and closed. */
+static double timerfd_arm_cancel(unsigned int n)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = 3600 } };
+	int *fds = malloc(n * sizeof(*fds));
+	unsigned int i;
+	__u64 t0;
+
+	if (!fds)
+		die("malloc");
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (fds[i] < 0 || timerfd_settime(fds[i], 0, &its, NULL))
+			die("timerfd");
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	t0 = now_ns() - t0;
+	free(fds);
+	return (double)t0 / n;
+}
+
+struct spin {
+	int fd;
+	int *stop;
+	unsigned long ops;
+};
+
+static void arm_cancel_once(int fd)
+{
+	struct htw_timer_spec spec = { .expires = 3600 * NSEC_PER_SEC };
+	struct htw_cancel c = {};
+
+	if (ioctl(fd, HTW_IOC_ARM, &spec))
+		die("HTW_IOC_ARM");
+	c.id = spec.id;
+	if (ioctl(fd, HTW_IOC_CANCEL, &c))
+		die("HTW_IOC_CANCEL");
+}
+
+/* Arm and cancel one timer on its own file until told to stop. */
+static void *spin_arm_cancel(void *arg)
+{
+	struct spin *s = arg;
+
+	while (!__atomic_load_n(s->stop, __ATOMIC_RELAXED)) {
+		arm_cancel_once(s->fd);
+		s->ops++;
+	}
+	return NULL;
+}
+
+/* Arm+cancel pairs per second made by @n threads, each on a file of its own. */
+static double spin_threads(unsigned int n, unsigned int ms)
+{
+	struct spin s[2];
+	pthread_t t[2];
+	unsigned long total = 0;
+	unsigned int i;
+	int stop = 0;
+	__u64 t0;
+
+	for (i = 0; i < n; i++) {
+		s[i] = (struct spin) { .fd = htw_open_dev(), .stop = &stop };
+		/* The file's wheel and its level, made before the clock starts. */
+		arm_cancel_once(s[i].fd);
+	}
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, spin_arm_cancel, &s[i]))
+			die("pthread_create");
+	usleep(ms * 1000);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		total += s[i].ops;
+	}
+	t0 = now_ns() - t0;
+	for (i = 0; i < n; i++)
+		close(s[i].fd);
+	return total * 1e9 / t0;
+}
+
+/* What an expiry run delivered: events per second and read-time lateness. */
+struct delivery {
+	double rate;
+	__u64 p50, p99, max;
+};
+
+static void lateness(__u64 *late, unsigned int n, struct delivery *d)
+{
+	qsort(late, n, sizeof(*late), cmp_u64);
+	d->p50 = late[n / 2];
+	d->p99 = late[(__u64)n * 99 / 100];
+	d->max = late[n - 1];
+}
+
+/* Expiry i of @n is due at start + i * spread / n. */
+static __u64 due(__u64 start, unsigned int i, unsigned int n, __u64 spread)
+{
+	return start + (__u64)i * spread / n;
+}
+
+/* @n one-shot timers on one file, due over @spread, read through epoll. */
+static void htw_expiries(unsigned int n, __u64 spread, struct delivery *d)
+{
+	struct epoll_event ee = { .events = EPOLLIN };
+	struct htw_event *ev = malloc(1024 * sizeof(*ev));
+	__u64 *late = malloc(n * sizeof(*late));
+	__u64 start, t = 0;
+	unsigned int got = 0, i;
+	int fd = htw_open_dev(), ep = epoll_create1(EPOLL_CLOEXEC);
+	ssize_t r;
+
+	if (!ev || !late || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ee))
+		die("epoll");
+	start = now_ns() + 100 * NSEC_PER_MSEC;
+	for (i = 0; i < n; i++) {
+		ops[i] = (struct htw_op) {
+			.op = HTW_OP_ARM,
+			.spec = { .flags = HTW_TIMER_ABSTIME,
+				  .expires = due(start, i, n, spread) },
+		};
+	}
+	for (i = 0; i < n; i += BATCH) {
+		struct htw_batch b = {
+			.ops = (uintptr_t)(ops + i),
+			.count = n - i < BATCH ? n - i : BATCH,
+			.op_size = sizeof(*ops),
+		};
+
+		if (ioctl(fd, HTW_IOC_BATCH, &b) != (long)b.count)
+			die("HTW_IOC_BATCH");
+	}
+	while (got < n) {
+		if (epoll_wait(ep, &ee, 1, 10000) != 1)
+			die("epoll_wait");
+		r = read(fd, ev, 1024 * sizeof(*ev));
+		if (r < 0)
+			die("read");
+		t = now_ns();
+		for (i = 0; i < r / sizeof(*ev); i++)
+			late[got++] = t - ev[i].expires;
+	}
+	d->rate = n * 1e9 / (t > start ? t - start : 1);
+	lateness(late, n, d);
+	free(late);
+	free(ev);
+	close(ep);
+	close(fd);
+}
+
+/* The same with @n timerfds, each in the epoll set. */
+static void timerfd_expiries(unsigned int n, __u64 spread, struct delivery *d)
+{
+	struct epoll_event *ee = malloc(1024 * sizeof(*ee));
+	__u64 *late = malloc(n * sizeof(*late));
+	__u64 *when = malloc(n * sizeof(*when));
+	int *fds = malloc(n * sizeof(*fds));
+	int ep = epoll_create1(EPOLL_CLOEXEC), k;
+	unsigned int got = 0, i;
+	__u64 start, t = 0, ticks;
+
+	if (!ee || !late || !when || !fds || ep < 0)
+		die("malloc");
+	start = now_ns() + 100 * NSEC_PER_MSEC + n * 2000ULL;
+	for (i = 0; i < n; i++) {
+		struct itimerspec its = {};
+		struct epoll_event e = { .events = EPOLLIN, .data.u32 = i };
+
+		when[i] = due(start, i, n, spread);
+		its.it_value.tv_sec = when[i] / NSEC_PER_SEC;
+		its.it_value.tv_nsec = when[i] % NSEC_PER_SEC;
+		fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (fds[i] < 0 ||
+		    timerfd_settime(fds[i], TFD_TIMER_ABSTIME, &its, NULL) ||
+		    epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &e))
+			die("timerfd");
+	}
+	while (got < n) {
+		k = epoll_wait(ep, ee, 1024, 10000);
+		if (k <= 0)
+			die("epoll_wait");
+		t = now_ns();
+		for (i = 0; i < (unsigned int)k; i++) {
+			if (read(fds[ee[i].data.u32], &ticks, sizeof(ticks)) != sizeof(ticks))
+				continue;
+			late[got++] = t - when[ee[i].data.u32];
+		}
+	}
+	d->rate = n * 1e9 / (t > start ? t - start : 1);
+	lateness(late, n, d);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	free(when);
+	free(late);
+	free(ee);
+	close(ep);
+}
+
+static long long slab_bytes(void)
+{
+	char name[64];
+	long long v;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld kB\n", name, &v) == 2) {
+		if (!strcmp(name, "Slab:")) {
+			fclose(f);
+			return v * 1024;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+/* Kernel memory per timer: slab grown by @n far timers, htw and timerfd. */
+static void memory_per_timer(unsigned int n, double *htw, double *tfd)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = 3600 } };
+	int *fds = malloc(n * sizeof(*fds)), fd;
+	long long s0;
+	unsigned int i;
+
+	if (!fds)
+		die("malloc");
+	s0 = slab_bytes();
+	fd = htw_open_dev();
+	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0);
+	*htw = (double)(slab_bytes() - s0) / n;
+	close(fd);
+
+	usleep(100 * 1000);
+	s0 = slab_bytes();
+	for (i = 0; i < n; i++) {
+		fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (fds[i] < 0 || timerfd_settime(fds[i], 0, &its, NULL))
+			die("timerfd");
+	}
+	*tfd = (double)(slab_bytes() - s0) / n;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+}
+
+/* ms to close a file holding @n far timers. */
+static double close_time(unsigned int n)
+{
+	int fd = htw_open_dev();
+	__u64 t0;
+
+	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0);
+	t0 = now_ns();
+	close(fd);
+	return (now_ns() - t0) / 1e6;
+}
+
+#define ROUNDS(expr_htw, expr_anchor, measure, unit)			\
+	do {								\
+		double h_[MAX_ROUNDS], a_[MAX_ROUNDS];			\
+		unsigned int r_;					\
+		for (r_ = 0; r_ < rounds; r_++) {			\
+			h_[r_] = (expr_htw);				\
+			a_[r_] = (expr_anchor);				\
+		}							\
+		report(measure, median(h_, rounds), median(a_, rounds), unit); \
+	} while (0)
+
+int main(int argc, char **argv)
+{
+	unsigned int n, ms, i, expiries;
+	__u64 spread;
+	struct rlimit rl;
+	double h, a;
+	int smoke = 0;
+
+	for (i = 1; i < (unsigned int)argc; i++) {
+		int more = i + 1 < (unsigned int)argc;
+
+		if (!strcmp(argv[i], "--smoke")) {
+			smoke = 1;
+		} else if (!strcmp(argv[i], "--rounds") && more) {
+			rounds = strtoul(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--scale") && more) {
+			scale = strtoul(argv[++i], NULL, 0);
+		} else {
+			fprintf(stderr, "usage: htw_bench [--smoke] [--rounds N] [--scale S]\n");
+			return 2;
+		}
+	}
+	if (smoke)
+		rounds = 1;
+	if (!rounds || rounds > MAX_ROUNDS || !scale)
+		return 2;
+
+	n = smoke ? 100 : 10000 * scale;
+	expiries = smoke ? 100 : 100000 * scale;
+	ms = smoke ? 20 : 1000;
+	spread = smoke ? 100 * NSEC_PER_MSEC : NSEC_PER_SEC;
+	/* timerfds are file descriptors: as many as the measure needs. */
+	rl.rlim_max = expiries + 1024;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("setrlimit (run as root)");
+	ops = calloc(expiries > n ? expiries : n, sizeof(*ops));
+	if (!ops)
+		die("calloc");
+
+	ROUNDS(htw_arm_cancel_single(n), timerfd_arm_cancel(n),
+	       "arm_cancel_ioctl", "ns/timer");
+	ROUNDS(htw_arm_cancel_batched(n), timerfd_arm_cancel(n),
+	       "arm_cancel_batch", "ns/timer");
+	ROUNDS(spin_threads(2, ms), spin_threads(1, ms),
+	       "arm_cancel_two_files_vs_one", "pairs/s");
+	{
+		double hr[MAX_ROUNDS], tr[MAX_ROUNDS], h99[MAX_ROUNDS], t99[MAX_ROUNDS];
+		double hm[MAX_ROUNDS], tm[MAX_ROUNDS];
+		struct delivery hd, td;
+		unsigned int r;
+
+		for (r = 0; r < rounds; r++) {
+			htw_expiries(expiries, spread, &hd);
+			timerfd_expiries(expiries, spread, &td);
+			hr[r] = hd.rate;
+			tr[r] = td.rate;
+			h99[r] = hd.p99 / 1000.0;
+			t99[r] = td.p99 / 1000.0;
+			hm[r] = hd.max / 1000.0;
+			tm[r] = td.max / 1000.0;
+		}
+		report("expiries_over_1s_epoll", median(hr, rounds),
+		       median(tr, rounds), "events/s");
+		report("expiry_lateness_p99", median(h99, rounds),
+		       median(t99, rounds), "us");
+		report("expiry_lateness_max", median(hm, rounds),
+		       median(tm, rounds), "us");
+	}
+	memory_per_timer(expiries, &h, &a);
+	report("kernel_memory_per_timer", h, a, "bytes");
+	ROUNDS(close_time(expiries), -1, "close_with_timers", "ms");
+	return 0;
+}
