@@ -48,10 +48,11 @@ $(HTW_BUILD)/tools/htwctl: tools/htwctl.c include/uapi/linux/htw.h
 	mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
 
-# Kbuild installs into /lib/modules/<release>/updates under DESTDIR; depmod
-# then indexes that tree.
-install: modules tools
-	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+# htw.ko alone (HTW_ONLY), into /lib/modules/<release>/updates under
+# DESTDIR; depmod then indexes that tree.
+install: tools
+	$(MAKE) -C $(KDIR) M=$(CURDIR) HTW_ONLY=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) HTW_ONLY=1 INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) \
 		$$(cat $(KDIR)/include/config/kernel.release)

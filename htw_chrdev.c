@@ -10,8 +10,8 @@
  *
  * Every ioctl validates in the same order: the size the command carries,
  * then the copy (-EFAULT), then flags and reserved fields (-EINVAL), then
- * ranges (-EINVAL), and only then takes a lock and looks ids up (-ENOENT),
- * counts limits (-ENOSPC) and allocates (-ENOMEM).  An arm writes the new
+ * ranges (-EINVAL), and only then allocates (-ENOMEM), takes a lock, looks
+ * ids up (-ENOENT) and counts limits (-ENOSPC).  An arm writes the new
  * id back last, under the lock, before the timer is armed: a spec that can
  * be read but not written fails with -EFAULT after those checks.
  * Structures grow at their end: a command is matched on its type, number

@@ -20,8 +20,9 @@
  * timers costs one level of buckets, not every level a wheel could need.
  *
  * What bounds a user across files is its account (htw_user.c): each timer
- * counts one, and each wheel the timers its memory could hold at most, so
- * that the limit bounds memory however the user spreads its timers.  The
+ * counts one, and each wheel, and each node of the id xarray, the timers
+ * its memory could hold, so that the limit bounds memory however the user
+ * spreads its timers over files and slots.  The
  * expiry work of all of a user's files at one instant is bounded by the
  * same count, one callback a timer, each as cheap as a timerfd's expiry.
  *
@@ -134,7 +135,9 @@ struct htw_utimer {
  * @slot_bits: bits of an id that are its slot; the bits above count arms
  * @generation: the arms so far, for the next id; under @lock
  * @nr_timers: timers in @timers; changed under @lock
- * @charged: what the wheels are charged to the user; under @lock
+ * @slots_charged: the slots of @timers whose xarray nodes are charged to
+ *	the user, from 0: whole nodes of XA_CHUNK_SIZE; under @lock
+ * @charged: what the wheels and nodes are charged to the user; under @lock
  * @wqh: readers and pollers wait here; its lock protects the fields below
  * @events: timers with an event queued, in the order they were queued
  * @nr_queued: timers in @events
@@ -147,6 +150,7 @@ struct htw_ctx {
 	unsigned int slot_bits;
 	u32 generation;
 	u32 nr_timers;
+	u32 slots_charged;
 	unsigned long charged;
 
 	/* The following fields are protected by wqh.lock. */
@@ -182,13 +186,51 @@ void htw_ctx_exit(void)
 /**
  * htw_ctx_timer_cost() - the memory one timer of a context pins
  *
+ * The unit the user's account counts in: a timer counts one, and a wheel,
+ * or a node of the id xarray, the timers its memory would hold.
+ *
  * Context: Any context.
- * Return: bytes: the timer's record and its slot in the id xarray.
+ * Return: bytes.
  */
 size_t htw_ctx_timer_cost(void)
 {
-	/* The ids are dense: a node of 64 slots costs about two pointers a slot. */
-	return sizeof(struct htw_utimer) + 2 * sizeof(void *);
+	return sizeof(struct htw_utimer);
+}
+
+/* Charge the user for what the context allocates beside its timers. */
+static int htw_ctx_charge(struct htw_ctx *ctx, size_t bytes)
+	__must_hold(&ctx->lock)
+{
+	unsigned long units = DIV_ROUND_UP(bytes, htw_ctx_timer_cost());
+	int ret;
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (!ctx->params.user)
+		return 0;
+	ret = htw_user_charge(ctx->params.user, units,
+			      READ_ONCE(*ctx->params.max_user_timers));
+	if (!ret)
+		ctx->charged += units;
+	return ret;
+}
+
+/*
+ * Charge the xarray node that @slot brought into use, if it is the first
+ * of its node: ids are dense, but a user who cancels all but one timer of
+ * every 64 keeps a node a timer.  Nodes are charged until the file closes.
+ */
+static int htw_ctx_charge_slot(struct htw_ctx *ctx, u32 slot)
+	__must_hold(&ctx->lock)
+{
+	int ret;
+
+	if (slot < ctx->slots_charged)
+		return 0;
+	ret = htw_ctx_charge(ctx, sizeof(struct xa_node));
+	if (!ret)
+		ctx->slots_charged = round_up(slot + 1, XA_CHUNK_SIZE);
+	return ret;
 }
 
 /**
@@ -234,6 +276,7 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 {
 	struct htw_wheel_params wp = ctx->params.wheel;
 	struct htw_wheel *wheel;
+	int ret;
 
 	lockdep_assert_held(&ctx->lock);
 
@@ -245,18 +288,11 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 	if (IS_ERR(wheel))
 		return wheel;
 
-	if (ctx->params.user) {
-		/* The wheel as the timers its levels could hold at most. */
-		unsigned long cost = DIV_ROUND_UP(htw_wheel_footprint(wheel),
-						  htw_ctx_timer_cost());
-		int ret = htw_user_charge(ctx->params.user, cost,
-					  READ_ONCE(*ctx->params.max_user_timers));
-
-		if (ret) {
-			htw_wheel_destroy(wheel);
-			return ERR_PTR(ret);
-		}
-		ctx->charged += cost;
+	/* The wheel as the timers its levels could hold at most. */
+	ret = htw_ctx_charge(ctx, htw_wheel_footprint(wheel));
+	if (ret) {
+		htw_wheel_destroy(wheel);
+		return ERR_PTR(ret);
 	}
 	/* htw_ctx_now() reads it without the lock. */
 	smp_store_release(&ctx->wheel[clock], wheel);
@@ -534,6 +570,11 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 			ret = -ENOSPC;
 		goto out_uncharge;
 	}
+	ret = htw_ctx_charge_slot(ctx, slot);
+	if (ret) {
+		xa_erase(&ctx->timers, slot);
+		goto out_uncharge;
+	}
 	id = slot;
 	if (ctx->slot_bits < 32)
 		id |= ctx->generation++ << ctx->slot_bits;
@@ -729,8 +770,10 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 	 */
 	for (left = READ_ONCE(ctx->nr_queued);
 	     left && iov_iter_count(to) >= sizeof(ev); left--) {
-		if (fatal_signal_pending(current))
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
 			break;
+		}
 		ut = htw_ctx_pop(ctx, &ev);
 		if (!ut)
 			break;

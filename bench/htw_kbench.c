@@ -101,12 +101,11 @@ static void kb_free(struct kb_timers *k)
 	unsigned int i;
 
 	for (i = 0; i < k->n; i++) {
-		if (k->htw)
-			htw_del_sync(&k->htw[i]);
-		if (k->tl)
-			timer_delete_sync(&k->tl[i]);
-		if (k->hr)
-			hrtimer_cancel(&k->hr[i]);
+		htw_del_sync(&k->htw[i]);
+		timer_delete_sync(&k->tl[i]);
+		hrtimer_cancel(&k->hr[i]);
+		if (!(i % 4096))
+			cond_resched();
 	}
 	vfree(k->htw);
 	vfree(k->tl);
@@ -259,10 +258,11 @@ static int kb_spin(void *arg)
 		now = ktime_get_ns();
 		htw_add(&s->timer, now + NSEC_PER_SEC, 0, HTW_MODE_ABS);
 		htw_del(&s->timer);
-		s->ops++;
+		if (!(++s->ops % 1024))
+			cond_resched();
 	} while (now < s->until);
-	complete(&s->done);
-	return 0;
+	/* Not "complete(); return": the module may be gone by the return. */
+	kthread_complete_and_exit(&s->done, 0);
 }
 
 /*
@@ -273,8 +273,13 @@ static u64 kb_two_threads(bool shared, unsigned int ms)
 {
 	struct kb_spinner s[2] = {};
 	struct task_struct *t;
+	unsigned int cpu[2];
 	u64 total = 0;
 	int i;
+
+	/* Two CPUs if there are two: the first and the last online. */
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_last(cpu_online_mask);
 
 	for (i = 0; i < 2; i++) {
 		s[i].wheel = i && shared ? s[0].wheel : kb_wheel();
@@ -294,7 +299,7 @@ static u64 kb_two_threads(bool shared, unsigned int ms)
 			complete(&s[i].done);
 			continue;
 		}
-		kthread_bind(t, i % num_online_cpus());
+		kthread_bind(t, cpu[i]);
 		wake_up_process(t);
 	}
 	for (i = 0; i < 2; i++) {

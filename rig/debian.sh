@@ -54,8 +54,9 @@ debian_unpack() {
 	# checked against apt's signed lists all the same.
 	(cd "$tmp" && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}" >/dev/null) ||
 		die "apt-get download ${pkgs[*]} failed (stale lists? run apt-get update)"
+	# Each step says when it fails: the caller may run with errexit off.
 	for deb in "$tmp"/*.deb; do
-		dpkg -x "$deb" "$dir"
+		dpkg -x "$deb" "$dir" || die "dpkg -x $deb failed"
 	done
 	rm -rf "$tmp"
 	# The headers' Makefile includes the -common tree by its installed,
@@ -96,7 +97,10 @@ debian_initramfs() {
 # it exists; QEMU writes that port to $OUT/guest.out and we unframe it.
 debian_boot() {
 	local out=$1 bin=$2 mode=$3 console=${4:-$1/console.log} rc=0
-	local append="console=ttyS0 panic=-1 log_buf_len=4M"
+	# Under TCG a busy guest's clocksource watchdog can judge the TSC
+	# unstable, and switching clocksource patches kernel text, which TCG
+	# has been seen to race with (an int3 Oops in sched_clock_cpu).
+	local append="console=ttyS0 panic=-1 log_buf_len=4M tsc=reliable"
 
 	# make run wants the demo, not the boot messages.
 	[[ $mode == run ]] && append+=" loglevel=4"

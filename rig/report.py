@@ -257,6 +257,10 @@ def cmd_tier(d, kunit_py):
                  "\n".join(errors[:8] + ["see " + os.path.relpath(build_log)]))
         return unit
     unit.add("rig", "modules built", True)
+    warnings = [l for l in read(os.path.join(d, "build.log")).splitlines()
+                if ": warning: " in l]
+    unit.add("rig", "no compiler warnings", not warnings,
+             "\n".join(warnings[:8]))
 
     boot = host.get("boot", 1)
     done = os.path.exists(os.path.join(out, "done"))

@@ -19,10 +19,11 @@ source "$RIG_DIR/debian.sh"
 sid_prepare() {
 	local series flavour how pkg
 	IFS=: read -r series flavour how <<<"$2"
-	pkg=$(suite_newest sid "^linux-headers-${series//./\\.}\\.[0-9].*-${flavour}-amd64\$")
+	sid_root_prepare
+	sid_update
+	pkg=$(sid_newest "^linux-headers-${series//./\\.}\\.[0-9].*-${flavour}-amd64\$")
 	[[ -n $pkg ]] || die "sid has no $series $flavour kernel"
 	SID_KVER=${pkg#linux-headers-}
-	sid_root_prepare
 	sid_install "linux-headers-$SID_KVER" "linux-binary-$SID_KVER"
 	KDIR=/usr/src/linux-headers-$SID_KVER
 	KMAKE=()
@@ -42,7 +43,8 @@ sid_build() {
 	mkdir -p "$SID_ROOT$work"
 	cp -a "$out/src/." "$SID_ROOT$work/"
 	if [[ $SID_HOW == dkms ]]; then
-		sid_dkms_build "$out" "$work"
+		# dkms keeps its state in the root, which checkouts share.
+		with_lock sid-dkms sid_dkms_build "$out" "$work" || return 1
 	else
 		sid_run make -C "$kdir" M="$work" "$@" HTW_INJECT="$HTW_INJECT" \
 			-j"$HTW_JOBS" modules >"$out/build.log" 2>&1 || return 1
@@ -57,7 +59,7 @@ sid_build() {
 # from a checkout; then the modules it built go where build_modules
 # expects them, decompressed (the guest's busybox insmod reads plain ELF).
 sid_dkms_build() {
-	local out=$1 work=$2 ver dir m
+	local out=$1 work=$2 ver dir m rc=0
 	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$HTW_TOP/dkms.conf")
 	[[ -n $ver ]] || die "dkms.conf has no PACKAGE_VERSION"
 	cp "$HTW_TOP/dkms.conf" "$HTW_TOP/Makefile" "$SID_ROOT$work/"
@@ -67,22 +69,25 @@ sid_dkms_build() {
 	sid_run sh -c 'dkms remove -m htw -v "$1" --all >/dev/null 2>&1;
 		dkms add -m htw -v "$1" && dkms build -m htw -v "$1" -k "$2"; rc=$?
 		cat /var/lib/dkms/htw/"$1"/build/make.log 2>/dev/null; exit $rc' \
-		- "$ver" "$SID_KVER" >"$out/build.log" 2>&1 || return 1
+		- "$ver" "$SID_KVER" >"$out/build.log" 2>&1 || rc=$?
 	dir=$SID_ROOT/var/lib/dkms/htw/$ver/$SID_KVER/x86_64/module
 	: >"$out/src/modules.order"
 	# dkms.conf lists the modules in the order they load.
 	for m in $(sed -n 's/^BUILT_MODULE_NAME\[[0-9]*\]="\(.*\)"/\1/p' "$HTW_TOP/dkms.conf"); do
+		((rc)) && break
 		if [[ -e $dir/$m.ko.xz ]]; then
-			xz -dc "$dir/$m.ko.xz" >"$out/src/$m.ko"
+			xz -dc "$dir/$m.ko.xz" >"$out/src/$m.ko" || rc=1
 		elif [[ -e $dir/$m.ko.zst ]]; then
-			zstd -q -dc "$dir/$m.ko.zst" >"$out/src/$m.ko"
+			zstd -q -dc "$dir/$m.ko.zst" >"$out/src/$m.ko" || rc=1
 		else
-			cp "$dir/$m.ko" "$out/src/$m.ko" || return 1
+			cp "$dir/$m.ko" "$out/src/$m.ko" || rc=1
 		fi
 		echo "$m.ko" >>"$out/src/modules.order"
 	done
+	# Whatever happened, nothing of htw stays registered in the root.
 	sid_run dkms remove -m htw -v "$ver" --all >>"$out/build.log" 2>&1 || true
 	rm -rf "${SID_ROOT:?}/usr/src/htw-$ver"
+	return "$rc"
 }
 
 sid_boot() {

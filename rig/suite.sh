@@ -13,10 +13,13 @@ SID_MIRROR=http://deb.debian.org/debian
 suite_apt() {
 	local suite=$1 cmd=$2 dir=$HTW_CACHE/apt/$1
 	shift 2
+	# The archive these machines reach may be a dated mirror, whose
+	# Release files are past their Valid-Until.
 	local -a opts=(-o "Dir::Etc::sourcelist=$dir/sources.list"
 		-o Dir::Etc::sourceparts=/nonexistent
 		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"
-		-o APT::Sandbox::User=root)
+		-o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false
+		-o Acquire::Check-Date=false)
 	if [[ -z $(find "$dir/updated" -mmin -1440 2>/dev/null) ]]; then
 		mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
 		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $SID_MIRROR $suite main" \
@@ -29,21 +32,15 @@ suite_apt() {
 	"$cmd" -q "${opts[@]}" "$@"
 }
 
-# suite_newest SUITE REGEX - the newest package of SUITE whose name matches
-suite_newest() {
-	suite_apt "$1" apt-cache search --names-only "$2" |
-		awk '{ print $1 }' | sort -V | tail -n 1
-}
-
-# The sid root: a minimal Debian sid with the compiler Debian's newest
-# kernel headers name, for building modules as a user of that kernel would.
-# It is made once per list of packages and kept; a kind installs its
-# kernel's headers into it with sid_install.
-SID_PACKAGES=(gcc-16 make libc6-dev libelf-dev pahole bc bison flex kmod xz-utils zstd dkms)
+# The sid root: a minimal Debian sid, for building modules as a user of its
+# newest kernel would; the compiler comes with the kernel's headers, which
+# a kind installs with sid_install.  It is made afresh each month (and when
+# the list of packages changes), so that it never ages far behind sid.
+SID_PACKAGES=(make libc6-dev libelf-dev pahole bc bison flex kmod xz-utils zstd dkms)
 
 sid_root_prepare() {
 	local key
-	key=$(hash_str "${SID_PACKAGES[@]}")
+	key=$(hash_str "$(date +%Y-%m)" "${SID_PACKAGES[@]}")
 	SID_ROOT=$HTW_CACHE/sid/root-$key
 	[[ -e $SID_ROOT/.htw-ready ]] || with_lock sid-root sid_root_make "$SID_ROOT"
 	cache_touch "$SID_ROOT"
@@ -64,13 +61,18 @@ sid_root_make() {
 	log "making a Debian sid root in $dir (a minute, once)"
 	mkdir -p "$HTW_CACHE/sid"
 	tmp=$(mktemp -d "$HTW_CACHE/sid/.root.XXXXXX")
-	# dkms recommends a compiler and headers of its own choosing: only
-	# what is asked for goes in.
-	debootstrap --variant=minbase --include="$(IFS=,; echo "${SID_PACKAGES[*]}")" \
-		sid "$tmp" "$SID_MIRROR" >"$tmp.log" 2>&1 ||
-		{ tail -n 20 "$tmp.log" >&2; die "debootstrap of sid failed"; }
+	# debootstrap mounts /proc and /sys in the root: in a mount namespace
+	# of its own, nothing stays mounted if it is killed.  It installs no
+	# recommends: only what is asked for goes in.
+	if ! unshare --mount --propagation private debootstrap --variant=minbase \
+		--include="$(IFS=,; echo "${SID_PACKAGES[*]}")" \
+		sid "$tmp" "$SID_MIRROR" >"$tmp.log" 2>&1; then
+		tail -n 20 "$tmp.log" >&2
+		rm -rf "$tmp" "$tmp.log"
+		die "debootstrap of sid failed"
+	fi
 	rm -rf "$dir"
-	mv "$tmp" "$dir"
+	mv "$tmp" "$dir" || die "cannot move the sid root into $dir"
 	rm -f "$tmp.log"
 	touch "$dir/.htw-ready"
 }
@@ -94,10 +96,32 @@ sid_install() {
 	done
 	((${#missing[@]})) || return 0
 	log "installing ${missing[*]} in the sid root"
-	with_lock sid-root sid_run sh -c 'apt-get -q update >/dev/null &&
+	# A kernel's installation runs DKMS's autoinstall: no htw is left
+	# registered to be built then (rig/sid.sh removes its own, but a run
+	# may have been killed).
+	with_lock sid-root sid_run sh -c 'dkms remove -m htw --all >/dev/null 2>&1
+		rm -rf /usr/src/htw-*
 		apt-get -q -y -o Dpkg::Use-Pty=0 install "$@" >/dev/null' - "${missing[@]}" ||
 		die "apt-get install ${missing[*]} in the sid root failed"
 	printf '%s\n' "${missing[@]}" >>"$stamp"
+}
+
+# sid_update - the sid root's own package lists, fetched again once a day;
+# what is installed in the root is chosen from them.
+sid_update() {
+	local stamp=$SID_ROOT/.htw-updated
+	[[ -n $(find "$stamp" -mmin -1440 2>/dev/null) ]] && return 0
+	log "apt-get update in the sid root"
+	with_lock sid-root sid_run apt-get -q update >/dev/null ||
+		die "apt-get update in the sid root failed"
+	touch "$stamp"
+}
+
+# sid_newest REGEX - the newest package of the sid root's lists whose name
+# matches
+sid_newest() {
+	sid_run apt-cache search --names-only "$1" | awk '{ print $1 }' |
+		sort -V | tail -n 1 || true
 }
 
 # sid_ksrc SERIES - unpack sid's linux-source-SERIES, with the rig's patches
@@ -107,7 +131,7 @@ sid_ksrc() {
 	local series=$1 pkg=linux-source-$1 version key
 	local -a patches=()
 	version=$(suite_apt sid apt-cache show "$pkg" 2>/dev/null |
-		sed -n 's/^Version: //p' | sort -V | tail -n 1)
+		sed -n 's/^Version: //p' | sort -V | tail -n 1 || true)
 	[[ -n $version ]] || die "sid has no $pkg"
 	key=$version
 	if [[ -d $RIG_DIR/patches/$series ]]; then
@@ -128,15 +152,16 @@ sid_ksrc_unpack() {
 	mkdir -p "$HTW_CACHE/src"
 	tmp=$(mktemp -d "$HTW_CACHE/src/.unpack.XXXXXX")
 	log "fetching and unpacking sid's $pkg into $dst"
+	# Each step says when it fails: the caller may run with errexit off.
 	(cd "$tmp" && suite_apt sid apt-get download "$pkg" >/dev/null) ||
 		die "apt-get download $pkg (sid) failed"
-	dpkg -x "$tmp"/"$pkg"_*.deb "$tmp/deb"
-	tar -xf "$tmp/deb/usr/src/$pkg.tar.xz" -C "$tmp"
+	dpkg -x "$tmp"/"$pkg"_*.deb "$tmp/deb" || die "dpkg -x $pkg failed"
+	tar -xf "$tmp/deb/usr/src/$pkg.tar.xz" -C "$tmp" || die "unpacking $pkg failed"
 	for p in "$@"; do
 		log "applying ${p#"$HTW_TOP"/}"
-		patch -s -p1 -d "$tmp/$pkg" <"$p"
+		patch -s -p1 -d "$tmp/$pkg" <"$p" || die "${p#"$HTW_TOP"/} does not apply"
 	done
-	mv "$tmp/$pkg" "$dst"
+	mv "$tmp/$pkg" "$dst" || die "cannot move $pkg into $dst"
 	rm -rf "$tmp"
 	touch "$dst/.htw-ready"
 }

@@ -222,7 +222,8 @@ struct htw_batch {
  *	negative
  *
  * A timer has at most one event queued.  Events are read in the order they
- * were first queued.
+ * were first queued (but for one whose periodic timer could not be re-armed
+ * for lack of memory, which goes behind the others: see read()'s %ENOMEM).
  */
 struct htw_event {
 	__u32 id;
@@ -252,7 +253,9 @@ struct htw_event {
  *	new expiry, period, clock and user value; its id stays.  A queued event
  *	of the timer is dropped, and none of the old schedule is queued once
  *	the ioctl returns.  %EINVAL as for HTW_IOC_ARM; %ENOENT: no such timer
- *	in this context; %ENOMEM, leaving the timer as it was.
+ *	in this context; %ENOSPC, when the timer moves to a clock the context
+ *	had no timer on yet and the user cannot be charged for that clock's
+ *	wheel; %ENOMEM.  On an error the timer is left as it was.
  *
  * HTW_IOC_CANCEL: cancel timer &htw_cancel.id and release its id.  A queued
  *	event of the timer is dropped, and none is queued once the ioctl
