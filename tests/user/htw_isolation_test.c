@@ -236,6 +236,7 @@ static int cmp_u64(const void *a, const void *b)
  */
 static int victim(__u64 *out)
 {
+	static struct htw_op ops[NR_VICTIM];
 	static __u64 late[NR_VICTIM];
 	static struct htw_event ev[64];
 	__u64 start, sirq0, total0;
@@ -246,11 +247,18 @@ static int victim(__u64 *out)
 		return 1;
 	sirq0 = cpu_field(6);
 	total0 = cpu_total();
-	start = htw_now(CLOCK_MONOTONIC) + 20 * MS;
+	/* One batch, well before the first expiry: lateness is delivery's. */
+	start = htw_now(CLOCK_MONOTONIC) + 50 * MS;
 	for (i = 0; i < NR_VICTIM; i++)
-		if (htw_arm(fd, HTW_TIMER_ABSTIME, start + i * MS +
-			    (i * 7919) % 1000 * 1000, 0, 0) < 0)
-			return 2;
+		ops[i] = (struct htw_op) {
+			.op = HTW_OP_ARM,
+			.spec = { .flags = HTW_TIMER_ABSTIME,
+				  .expires = start + i * MS +
+					     (i * 7919) % 1000 * 1000 },
+		};
+	if (htw_batch(fd, ops, NR_VICTIM) != NR_VICTIM || ops[0].result ||
+	    htw_now(CLOCK_MONOTONIC) >= start)
+		return 2;
 	while (got < NR_VICTIM) {
 		n = htw_read(fd, ev, 64);
 		if (n <= 0)
@@ -295,6 +303,31 @@ static int run_victim(__u64 *out)
 }
 
 /*
+ * The median, figure by figure, of three victim runs: an emulated guest's
+ * lateness varies from one second to the next by more than the factor the
+ * test checks.
+ */
+static int run_victims(__u64 *out)
+{
+	__u64 r[3][3], a, b, c;
+	int i, rc;
+
+	for (i = 0; i < 3; i++) {
+		rc = run_victim(r[i]);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; i < 3; i++) {
+		a = r[0][i];
+		b = r[1][i];
+		c = r[2][i];
+		out[i] = a > b ? (b > c ? b : (a > c ? c : a)) :
+				 (a > c ? a : (b > c ? c : b));
+	}
+	return 0;
+}
+
+/*
  * An unprivileged user arms 100,000 periodic timers at the shortest period
  * and never reads them.  Another user's timers are delivered as late as
  * they are without the attacker (p99 within twice the quiet run's, plus
@@ -316,7 +349,7 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120
 	ASSERT_EQ(0, htw_info(fd, &info));
 	close(fd);
 
-	ASSERT_EQ(0, run_victim(quiet));
+	ASSERT_EQ(0, run_victims(quiet));
 
 	ASSERT_EQ(0, pipe(ready));
 	attacker = fork();
@@ -346,7 +379,7 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120
 	close(ready[0]);
 	ASSERT_EQ('y', c);
 
-	ASSERT_EQ(0, run_victim(loud));
+	ASSERT_EQ(0, run_victims(loud));
 	kill(attacker, SIGKILL);
 	reap(attacker);
 
