@@ -16,7 +16,8 @@
 # Variables of the rig (rig/lib.sh has the details):
 #   HTW_CACHE    kernels, sources, packages (shared by every checkout)
 #   HTW_BUILD    this checkout's build products and results
-#   HTW_TIERS    tiers of rig/tiers that "make check" runs (default: all)
+#   HTW_TIERS    tiers of rig/tiers to run (default: make check's quick
+#                tiers, or for check-full the others)
 #   HTW_INJECT   kunit, user or warn: compile in a deliberate failure
 #   HTW_TIMEOUT  seconds a guest may run
 #   HTW_JOBS     parallel jobs of each kernel or module build
@@ -64,7 +65,7 @@ install: tools
 		$(DESTDIR)$(PREFIX)/bin/htwctl
 
 check:
-	rig/check.sh
+	HTW_FULL=0 rig/check.sh
 
 # The tiers "make check" leaves out (6.1, 7.2 in UML, PREEMPT_RT).
 check-full:

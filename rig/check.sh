@@ -13,7 +13,9 @@ REPORT=$RIG_DIR/report.py
 # The tiers that keep a warm "make check" within three minutes on two
 # cores: the UML and Debian kernels users run most, and 7.2 through DKMS.
 QUICK_TIERS="uml deb6.12 deb7.2"
-if ((${HTW_FULL:-0})); then
+: "${HTW_FULL:=0}"
+[[ $HTW_FULL == [01] ]] || die "HTW_FULL is 0 or 1, not '$HTW_FULL'"
+if ((HTW_FULL)); then
 	RUN=$HTW_BUILD/check-full
 	: "${HTW_TIERS:=$(tier_names | grep -vxF -f <(tr ' ' '\n' <<<"$QUICK_TIERS") | xargs)}"
 	HTW_SELFTEST=0
@@ -21,6 +23,7 @@ else
 	RUN=$HTW_BUILD/check
 	: "${HTW_TIERS:=$QUICK_TIERS}"
 fi
+HTW_TIERS=$(xargs <<<"$HTW_TIERS")
 # An injected run is itself the proof; it needs no self-test on top.
 : "${HTW_SELFTEST:=$([[ -n $HTW_INJECT ]] && echo 0 || echo 1)}"
 
@@ -45,7 +48,7 @@ section() {
 # Whatever stops this script early still leaves CI a last line to read.
 on_exit() {
 	local rc=$?
-	((rc == 0)) || [[ -e $RUN/.summary-printed ]] ||
+	((rc == 0)) || [[ -s $RUN/summary ]] ||
 		echo "0 passed, 1 failed" | tee "$RUN/summary"
 }
 
@@ -142,9 +145,13 @@ main() {
 	ksrc_prepare
 	KUNIT_PY=$KSRC/tools/testing/kunit/kunit.py
 
-	if ! ((${HTW_FULL:-0})); then
+	if ! ((HTW_FULL)); then
 		section "lint"
 		"$RIG_DIR/lint.sh" "$RUN/lint.json" || true
+		# A lint that died before it judged anything has failed.
+		[[ -s $RUN/lint.json ]] ||
+			"$REPORT" record "$RUN/lint.json" lint lint "lint ran" fail \
+				"rig/lint.sh died; see its messages above"
 		results+=("$RUN/lint.json")
 	fi
 
@@ -173,8 +180,7 @@ main() {
 	fi
 
 	section ""
-	log "make check$( ((${HTW_FULL:-0})) && echo -full) took ${SECONDS}s"
-	touch "$RUN/.summary-printed"
+	log "make check$( ((HTW_FULL)) && echo -full) took ${SECONDS}s"
 	"$REPORT" total --line "$RUN/summary" "${results[@]}"
 }
 

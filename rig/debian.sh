@@ -26,7 +26,8 @@ debian_kver() {
 # debian_prepare NAME SERIES
 debian_prepare() {
 	local kver
-	kver=$(debian_kver "$2")
+	kver=$(debian_kver "$2") || die "no Debian $2 cloud kernel"
+	[[ -n $kver ]] || die "no Debian $2 cloud kernel"
 	DEB_DIR=$HTW_CACHE/debian/$kver
 	[[ -e $DEB_DIR/.htw-ready ]] || with_lock "debian-$kver" debian_unpack "$DEB_DIR" "$kver"
 	cache_touch "$DEB_DIR"
@@ -47,7 +48,7 @@ debian_unpack() {
 		awk '$1 == "Depends:" && $2 ~ /^linux-(headers|kbuild)-/ { print $2 }')
 	pkgs+=("linux-headers-$kver" "linux-image-$kver-unsigned")
 	log "fetching ${pkgs[*]}"
-	rm -rf "$dir"
+	rm -rf "${dir:?}"
 	mkdir -p "$dir"
 	tmp=$(mktemp -d "$HTW_CACHE/debian/.fetch.XXXXXX")
 	# apt's sandbox user cannot write into root's cache; the files are
