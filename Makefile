@@ -7,7 +7,8 @@
 #                       htwctl; DESTDIR and PREFIX (/usr/local) as usual
 # make check            lint, htw in UML and Debian 6.12 and 7.2, make
 #                       install, the rig's self-test
-# make check-full       htw in the other kernels (6.1, UML 7.2, 7.2-rt)
+# make check-full       htw in the other kernels (6.1, UML 7.2, 7.2-rt,
+#                       a debug UML)
 # make run              boot Debian's kernel under QEMU with htw, run the demo
 # make bench            htw against timer_list, hrtimer and timerfd, in UML
 #                       and under QEMU; prints one table (never gates)
@@ -67,7 +68,7 @@ install: tools
 check:
 	HTW_FULL=0 rig/check.sh
 
-# The tiers "make check" leaves out (6.1, 7.2 in UML, PREEMPT_RT).
+# The tiers "make check" leaves out (6.1, 7.2 in UML, PREEMPT_RT, debug UML).
 check-full:
 	HTW_FULL=1 rig/check.sh
 

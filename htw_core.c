@@ -165,6 +165,9 @@ struct htw_wheel {
 	unsigned int flags;		/* HTW_WHEEL_* */
 	clockid_t clockid;
 	u8 level_of[BITS_PER_LONG_LONG + 1];	/* fls64(when - clk) -> level */
+#ifdef CONFIG_LOCKDEP
+	struct lockdep_map lockdep_map;	/* "a callback of this wheel runs" */
+#endif
 	struct hrtimer hrtimer;
 	wait_queue_head_t wq;		/* htw_del_sync() waits for @running */
 
@@ -214,6 +217,48 @@ static inline struct list_head *htw_bucket(const struct htw_wheel *wheel, u32 sl
 {
 	return &wheel->levels[htw_slot_level(wheel, slot)].buckets[slot & htw_mask(wheel)];
 }
+
+/*
+ * htw_del_sync() waits for a callback; lockdep is told, as timer.c tells it
+ * for timer_delete_sync(), so that it reports a wait under a lock the
+ * callback takes.  The wait is told only when it is about to happen: a
+ * callback may sync-delete another timer of its wheel, which never waits.
+ * Manual wheels run their callbacks in process context, real ones in
+ * softirq context: two classes, or lockdep would see one class used both
+ * ways.
+ */
+#ifdef CONFIG_LOCKDEP
+static struct lock_class_key htw_callback_key, htw_manual_callback_key;
+
+static void htw_lockdep_init(struct htw_wheel *wheel)
+{
+	lockdep_init_map(&wheel->lockdep_map, "htw_callback",
+			 wheel->flags & HTW_WHEEL_MANUAL ?
+			 &htw_manual_callback_key : &htw_callback_key, 0);
+}
+
+static void htw_lockdep_callback(struct htw_wheel *wheel, bool start)
+{
+	if (start)
+		lock_map_acquire(&wheel->lockdep_map);
+	else
+		lock_map_release(&wheel->lockdep_map);
+}
+
+static void htw_lockdep_wait(struct htw_wheel *wheel)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	lock_map_acquire(&wheel->lockdep_map);
+	lock_map_release(&wheel->lockdep_map);
+	local_irq_restore(flags);
+}
+#else
+static inline void htw_lockdep_init(struct htw_wheel *wheel) {}
+static inline void htw_lockdep_callback(struct htw_wheel *wheel, bool start) {}
+static inline void htw_lockdep_wait(struct htw_wheel *wheel) {}
+#endif
 
 /* GFP flags for the wheel's own memory. */
 static inline gfp_t htw_gfp(unsigned int flags)
@@ -646,7 +691,9 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 		done++;
 		spin_unlock_irqrestore(&wheel->lock, *flags);
 
+		htw_lockdep_callback(wheel, true);
 		func(timer, expired, count);
+		htw_lockdep_callback(wheel, false);
 
 		spin_lock_irqsave(&wheel->lock, *flags);
 		wheel->running = NULL;
@@ -762,6 +809,7 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 
 	spin_lock_init(&wheel->lock);
 	init_waitqueue_head(&wheel->wq);
+	htw_lockdep_init(wheel);
 	INIT_LIST_HEAD(&wheel->due);
 	wheel->next = HTW_NEVER;
 	wheel->armed = HTW_NEVER;
@@ -1173,6 +1221,7 @@ int htw_del_sync(struct htw_timer *timer)
 		spin_unlock_irqrestore(&wheel->lock, flags);
 
 		might_sleep();
+		htw_lockdep_wait(wheel);
 		wait_event(wheel->wq, READ_ONCE(wheel->running) != timer);
 	}
 }

@@ -307,6 +307,13 @@ def cmd_tier(d, kunit_py):
         judge_tap(unit, t, read(os.path.join(out, "tests", t + ".tap")),
                   ran[t])
 
+    leaks_file = os.path.join(out, "kmemleak.txt")
+    if os.path.exists(leaks_file):
+        blocks = read(leaks_file).split("unreferenced object")[1:]
+        leaks = ["unreferenced object" + b for b in blocks if "htw" in b]
+        unit.add("rig", "kmemleak clean", not leaks,
+                 "".join(leaks[:2])[:2000])
+
     found = scan_log(log, os.path.relpath(log_file))
     with open(os.path.join(d, "log-findings.txt"), "w") as f:
         f.write("".join(x + "\n" for x in found))
