@@ -95,46 +95,47 @@ static int htw_open_dev(void)
 
 static struct htw_op *ops;
 
-/* Arm @n far timers in batches; their ids are left in ops[]. */
-static void arm_batched(int fd, unsigned int n, __u64 expires, __u32 flags)
+/* Run the @n operations of ops[] in batches; each must succeed. */
+static void run_batches(int fd, unsigned int n, const char *what)
 {
 	struct htw_batch b = { .op_size = sizeof(*ops) };
-	unsigned int done, i, chunk;
+	unsigned int done, i;
 
-	for (done = 0; done < n; done += chunk) {
-		chunk = n - done < BATCH ? n - done : BATCH;
-		for (i = 0; i < chunk; i++)
-			ops[done + i] = (struct htw_op) {
-				.op = HTW_OP_ARM,
-				.spec = { .flags = flags, .expires = expires },
-			};
+	for (done = 0; done < n; done += b.count) {
 		b.ops = (uintptr_t)(ops + done);
-		b.count = chunk;
-		if (ioctl(fd, HTW_IOC_BATCH, &b) != (long)chunk)
-			die("HTW_IOC_BATCH arm");
-		for (i = 0; i < chunk; i++)
+		b.count = n - done < BATCH ? n - done : BATCH;
+		if (ioctl(fd, HTW_IOC_BATCH, &b) != (long)b.count)
+			die(what);
+		for (i = 0; i < b.count; i++)
 			if (ops[done + i].result)
-				die("arm in a batch");
+				die(what);
 	}
 }
 
+/* Arm @n timers in batches; their ids are left in ops[]. */
+static void arm_batched(int fd, unsigned int n, __u64 expires, __u32 flags)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ops[i] = (struct htw_op) {
+			.op = HTW_OP_ARM,
+			.spec = { .flags = flags, .expires = expires },
+		};
+	run_batches(fd, n, "arm in a batch");
+}
+
+/* Cancel the @n timers whose ids arm_batched() left in ops[]. */
 static void cancel_batched(int fd, unsigned int n)
 {
-	struct htw_batch b = { .op_size = sizeof(*ops) };
-	unsigned int done, i, chunk;
+	unsigned int i;
 
-	for (done = 0; done < n; done += chunk) {
-		chunk = n - done < BATCH ? n - done : BATCH;
-		for (i = 0; i < chunk; i++)
-			ops[done + i] = (struct htw_op) {
-				.op = HTW_OP_CANCEL,
-				.spec = { .id = ops[done + i].spec.id },
-			};
-		b.ops = (uintptr_t)(ops + done);
-		b.count = chunk;
-		if (ioctl(fd, HTW_IOC_BATCH, &b) != (long)chunk)
-			die("HTW_IOC_BATCH cancel");
-	}
+	for (i = 0; i < n; i++)
+		ops[i] = (struct htw_op) {
+			.op = HTW_OP_CANCEL,
+			.spec = { .id = ops[i].spec.id },
+		};
+	run_batches(fd, n, "cancel in a batch");
 }
 
 /* ns per timer: arm and cancel @n timers, one ioctl each. */
@@ -315,16 +316,7 @@ static void htw_expiries(unsigned int n, __u64 spread, struct delivery *d)
 				  .expires = due(start, i, n, spread) },
 		};
 	}
-	for (i = 0; i < n; i += BATCH) {
-		struct htw_batch b = {
-			.ops = (uintptr_t)(ops + i),
-			.count = n - i < BATCH ? n - i : BATCH,
-			.op_size = sizeof(*ops),
-		};
-
-		if (ioctl(fd, HTW_IOC_BATCH, &b) != (long)b.count)
-			die("HTW_IOC_BATCH");
-	}
+	run_batches(fd, n, "arm in a batch");
 	while (got < n) {
 		if (epoll_wait(ep, &ee, 1, 10000) != 1)
 			die("epoll_wait");
