@@ -505,22 +505,41 @@ static void htw_ctx_boottime_timer_runs_on_boottime(struct kunit *test)
 }
 
 /*
- * Destroying a context destroys its wheels, and htw_wheel_destroy() warns
- * (which fails the run) about any timer left armed.
+ * Destroying a context gives back everything it charged to its user: each
+ * timer, queued, parked or armed, and each wheel.  (htw_wheel_destroy()
+ * also warns, which fails the run, about a timer left on a wheel.)
  */
-static void htw_ctx_destroy_disarms_every_timer(struct kunit *test)
+static void htw_ctx_destroy_releases_every_timer(struct kunit *test)
 {
-	struct htw_ctx_test *t = test->priv;
+	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
+	struct htw_timer_spec spec = { .expires = 100 };
+	unsigned int limit = UINT_MAX;
+	struct htw_wheel *wheel;
+	struct htw_ctx *ctx;
 
-	test_arm(test, 0, 100, 0, 0);
-	test_arm(test, 0, 100, 100, 0);
-	test_arm(test, 0, 200, 100, 0);
-	test_arm(test, HTW_TIMER_BOOTTIME, 1000, 0, 0);
-	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
-	KUNIT_EXPECT_EQ(test, 2, test_queued(test));
+	p.user = htw_user_get(KUIDT_INIT(60003));
+	KUNIT_ASSERT_NOT_NULL(test, p.user);
+	p.max_user_timers = &limit;
+	ctx = htw_ctx_create(&p);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx);
 
-	htw_ctx_destroy(t->ctx);
-	t->ctx = NULL;
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
+	spec.period = 100;
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
+	spec.expires = 200;
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
+	spec.flags = HTW_TIMER_BOOTTIME;
+	spec.period = 0;
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
+	wheel = htw_ctx_wheel(ctx, HTW_CTX_MONOTONIC);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wheel);
+	while (htw_advance(wheel, TEST_START + 100))
+		;
+	KUNIT_EXPECT_GT(test, htw_user_timers(p.user), 4);
+
+	htw_ctx_destroy(ctx);
+	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(p.user));
+	htw_user_put(p.user);
 }
 
 struct htw_ctx_spec_case {
@@ -595,7 +614,7 @@ static struct kunit_case htw_ctx_test_cases[] = {
 	KUNIT_CASE(htw_ctx_user_limit_spans_contexts),
 	KUNIT_CASE(htw_ctx_contexts_do_not_share_ids),
 	KUNIT_CASE(htw_ctx_boottime_timer_runs_on_boottime),
-	KUNIT_CASE(htw_ctx_destroy_disarms_every_timer),
+	KUNIT_CASE(htw_ctx_destroy_releases_every_timer),
 	KUNIT_CASE_PARAM(htw_ctx_spec_is_validated, htw_ctx_spec_gen_params),
 	{}
 };

@@ -180,10 +180,22 @@ static double htw_arm_cancel_batched(unsigned int n)
 	return (double)t0 / n;
 }
 
+/* @n timerfds, each armed an hour away. */
+static void timerfds_arm(int *fds, unsigned int n)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = 3600 } };
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (fds[i] < 0 || timerfd_settime(fds[i], 0, &its, NULL))
+			die("timerfd");
+	}
+}
+
 /* ns per timer: a timerfd created, armed and closed. */
 static double timerfd_arm_cancel(unsigned int n)
 {
-	struct itimerspec its = { .it_value = { .tv_sec = 3600 } };
 	int *fds = malloc(n * sizeof(*fds));
 	unsigned int i;
 	__u64 t0;
@@ -191,11 +203,7 @@ static double timerfd_arm_cancel(unsigned int n)
 	if (!fds)
 		die("malloc");
 	t0 = now_ns();
-	for (i = 0; i < n; i++) {
-		fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		if (fds[i] < 0 || timerfd_settime(fds[i], 0, &its, NULL))
-			die("timerfd");
-	}
+	timerfds_arm(fds, n);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	t0 = now_ns() - t0;
@@ -405,7 +413,6 @@ static long long slab_bytes(void)
 /* Kernel memory per timer: slab grown by @n far timers, htw and timerfd. */
 static void memory_per_timer(unsigned int n, double *htw, double *tfd)
 {
-	struct itimerspec its = { .it_value = { .tv_sec = 3600 } };
 	int *fds = malloc(n * sizeof(*fds)), fd;
 	long long s0;
 	unsigned int i;
@@ -420,11 +427,7 @@ static void memory_per_timer(unsigned int n, double *htw, double *tfd)
 
 	usleep(100 * 1000);
 	s0 = slab_bytes();
-	for (i = 0; i < n; i++) {
-		fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		if (fds[i] < 0 || timerfd_settime(fds[i], 0, &its, NULL))
-			die("timerfd");
-	}
+	timerfds_arm(fds, n);
 	*tfd = (double)(slab_bytes() - s0) / n;
 	for (i = 0; i < n; i++)
 		close(fds[i]);
