@@ -20,7 +20,7 @@
 #   HTW_TIERS    tiers of rig/tiers to run (default: make check's quick
 #                tiers, or for check-full the others)
 #   HTW_INJECT   kunit, user or warn: compile in a deliberate failure
-#   HTW_TIMEOUT  seconds a guest may run
+#   HTW_TIMEOUT  seconds a guest may run (300; 1200 in make check-full)
 #   HTW_JOBS     parallel jobs of each kernel or module build
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
@@ -31,7 +31,7 @@ CFLAGS ?= -O2 -g -Wall
 HTW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/htw
 HTW_BUILD ?= $(CURDIR)/build
 HTW_JOBS ?= 2
-HTW_TIMEOUT ?= 300
+HTW_TIMEOUT ?=
 HTW_INJECT ?=
 export HTW_CACHE HTW_BUILD HTW_JOBS HTW_TIMEOUT HTW_INJECT
 ifdef HTW_TIERS

@@ -4,6 +4,9 @@
 # make install and the rig's own self-test; with HTW_FULL=1 ("make
 # check-full"), htw in the other tiers.  One summary, whose last line is
 # "N passed, M failed[, K skipped]", and a non-zero exit on any failure.
+# The long runs of the stress test and the fuzzer, under KASAN too, need
+# longer than lib.sh's default.
+[[ ${HTW_FULL:-0} == 1 ]] && : "${HTW_TIMEOUT:=1200}"
 # shellcheck source=rig/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=rig/tier.sh

@@ -18,10 +18,14 @@
 #   HTW_DEMO     the demo script for "run"
 #   HTW_EXPORT   a serial port to copy each result to as soon as it exists,
 #                for guests that cannot write the host's files
+#   HTW_FULL     1 in make check-full: the tests run their long versions
 #   HTW_ARGS_<module>  parameters to load that module with (rig/modparams)
 BB=/bin/busybox
 # shellcheck source=/dev/null
 . "${HTW_PLAN:-/htw/plan}"
+# The tests read these two: how long to run, and which modules they may
+# unload and load again.
+export HTW_FULL HTW_MODULES
 PATH=$HTW_TOOLS:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 

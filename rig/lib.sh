@@ -186,6 +186,8 @@ write_plan() {
 		printf 'HTW_TOOLS=%q\n' "$5"
 		printf 'HTW_DEMO=%q\n' "$6"
 		printf 'HTW_EXPORT=%q\n' "$7"
+		# make check-full: the tests run their long versions
+		printf 'HTW_FULL=%q\n' "${HTW_FULL:-0}"
 		# rig/modparams: HTW_ARGS_<module>, the parameters to load it with
 		local mod args
 		while read -r mod args; do
