@@ -55,6 +55,10 @@
  * - %EINVAL: a structure shorter than its first version, an unknown flag,
  *   a non-zero reserved field, or bytes beyond the known structure that are
  *   not zero.
+ * - %EINTR: HTW_IOC_ARM, HTW_IOC_MODIFY, HTW_IOC_CANCEL and HTW_IOC_BATCH
+ *   wait for other users of the file (an ioctl, a read) to finish; a fatal
+ *   signal ends that wait, and the call, before it did anything.  A caller
+ *   that lives on never sees it.
  */
 #ifndef _UAPI_LINUX_HTW_H
 #define _UAPI_LINUX_HTW_H
@@ -266,7 +270,9 @@ struct htw_event {
  *	operations run: all of them, unless one faults.  An operation that
  *	cannot be read, or whose &htw_op.result (or, for %HTW_OP_ARM, id)
  *	cannot be written before it runs, is not run and stops the batch
- *	(it is not counted).  An operation whose result cannot be written
+ *	(it is not counted; its &htw_op.result may read -%EINPROGRESS,
+ *	which the kernel writes there before it runs an operation, to know
+ *	that it can).  An operation whose result cannot be written
  *	after it ran (the memory was unmapped meanwhile) stops the batch too,
  *	and is counted: it took effect.  %E2BIG: &htw_batch.count is above
  *	%HTW_BATCH_MAX.  %EINVAL: &htw_batch.op_size below
