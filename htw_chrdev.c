@@ -16,6 +16,14 @@
  * be read but not written fails with -EFAULT after those checks.
  * Structures grow at their end: a command is matched on its type, number
  * and direction, and its size is read from the command.
+ *
+ * Time namespaces (CLONE_NEWTIME) shift CLOCK_MONOTONIC and CLOCK_BOOTTIME
+ * for the processes in them.  As timerfd_settime() does, an absolute expiry
+ * is read on the clocks of the caller's namespace and turned into the
+ * kernel's here; relative ones need nothing.  The times a file reports are
+ * on the clocks of the namespace of the process that opened it, whoever
+ * reads them: a file passed to a process of another namespace keeps
+ * speaking its opener's time, as its timers keep their expiries.
  */
 
 #include <linux/compat.h>
@@ -26,6 +34,7 @@
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
+#include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 
 #include <uapi/linux/htw.h>
@@ -96,11 +105,56 @@ static int htw_copy_out(void __user *dst, size_t usize, const void *src,
 	return 0;
 }
 
-/* The timers of a file are charged to the real uid that opened it. */
+/*
+ * The offset of @clock in the time namespace of the current task, in ns;
+ * time namespaces leave the wall clock alone.
+ */
+static s64 htw_timens_offset(enum htw_ctx_clock clock)
+{
+	struct timespec64 ts = {};
+
+	switch (clock) {
+	case HTW_CTX_MONOTONIC:
+		timens_add_monotonic(&ts);
+		break;
+	case HTW_CTX_BOOTTIME:
+		timens_add_boottime(&ts);
+		break;
+	default:
+		break;
+	}
+	return timespec64_to_ns(&ts);
+}
+
+/*
+ * An absolute expiry of @spec, on a clock of the caller's time namespace,
+ * as the kernel's clock reads it: an expiry before the kernel's clock began
+ * is 0, one past %HTW_TIME_MAX is %HTW_TIME_MAX.  An expiry out of range
+ * already is left for htw_ctx_arm() to refuse.
+ */
+static void htw_spec_from_timens(struct htw_timer_spec *spec)
+{
+	if (!(spec->flags & HTW_TIMER_ABSTIME) ||
+	    (spec->flags & HTW_TIMER_REALTIME) || spec->expires > HTW_TIME_MAX)
+		return;
+	spec->expires = htw_time_minus(spec->expires,
+				       htw_timens_offset(spec->flags & HTW_TIMER_BOOTTIME ?
+							 HTW_CTX_BOOTTIME :
+							 HTW_CTX_MONOTONIC));
+}
+
+/*
+ * The timers of a file are charged to the real uid that opened it, and its
+ * events report times in the opener's time namespace.
+ */
 static int htw_open(struct inode *inode, struct file *file)
 {
 	struct htw_ctx_params params = htw_params;
 	struct htw_ctx *ctx;
+	int i;
+
+	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
+		params.time_offset[i] = htw_timens_offset(i);
 
 	params.user = htw_user_get(current_uid());
 	if (!params.user)
@@ -180,6 +234,7 @@ static int htw_ioctl_arm(struct htw_ctx *ctx, void __user *argp, size_t usize)
 			  HTW_TIMER_SPEC_SIZE_VER0);
 	if (ret)
 		return ret;
+	htw_spec_from_timens(&spec);
 	/* A timer whose id the caller cannot learn is not armed at all. */
 	return htw_ctx_arm(ctx, &spec, &uspec->id);
 }
@@ -194,6 +249,7 @@ static int htw_ioctl_modify(struct htw_ctx *ctx, void __user *argp,
 			  HTW_TIMER_SPEC_SIZE_VER0);
 	if (ret)
 		return ret;
+	htw_spec_from_timens(&spec);
 	return htw_ctx_modify(ctx, &spec);
 }
 
@@ -216,12 +272,14 @@ static int htw_ioctl_cancel(struct htw_ctx *ctx, void __user *argp,
 static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op,
 			 struct htw_op __user *u)
 {
-	const struct htw_timer_spec *spec = &op->spec;
+	struct htw_timer_spec *spec = &op->spec;
 
 	switch (op->op) {
 	case HTW_OP_ARM:
-		return htw_ctx_arm(ctx, &op->spec, &u->spec.id);
+		htw_spec_from_timens(spec);
+		return htw_ctx_arm(ctx, spec, &u->spec.id);
 	case HTW_OP_MODIFY:
+		htw_spec_from_timens(spec);
 		return htw_ctx_modify(ctx, spec);
 	case HTW_OP_CANCEL:
 		if (spec->flags || spec->expires || spec->period ||

@@ -260,10 +260,15 @@ static inline void htw_lockdep_callback(struct htw_wheel *wheel, bool start) {}
 static inline void htw_lockdep_wait(struct htw_wheel *wheel) {}
 #endif
 
-/* GFP flags for the wheel's own memory. */
+/*
+ * GFP flags for the wheel's own memory.  An accounted wheel is memory user
+ * space asked for: over its cgroup's limit it fails (__GFP_NORETRY) rather
+ * than have the OOM killer make room.
+ */
 static inline gfp_t htw_gfp(unsigned int flags)
 {
-	return flags & HTW_WHEEL_ACCOUNT ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
+	return flags & HTW_WHEEL_ACCOUNT ? GFP_KERNEL_ACCOUNT | __GFP_NORETRY :
+					   GFP_KERNEL;
 }
 
 /* ceil(ns / tick) after the origin: the first tick boundary at or after ns. */
@@ -1226,6 +1231,22 @@ int htw_del_sync(struct htw_timer *timer)
 	}
 }
 EXPORT_SYMBOL_GPL(htw_del_sync);
+
+/**
+ * htw_expires() - the expiry a timer was last armed for
+ * @timer: the timer, armed at least once
+ *
+ * For a periodic timer, the next expiry once its callback has run.
+ *
+ * Context: Any context.  Without the caller's own serialisation against
+ * htw_add() and htw_mod(), the answer may be stale by the time it is read.
+ * Return: ns on the wheel's clock.
+ */
+u64 htw_expires(const struct htw_timer *timer)
+{
+	return READ_ONCE(timer->expires);
+}
+EXPORT_SYMBOL_GPL(htw_expires);
 
 /**
  * htw_pending() - whether a timer is armed

@@ -78,7 +78,8 @@ enum htw_mode {
  * in softirq context, could need a level that nobody reserved).
  *
  * HTW_WHEEL_ACCOUNT: the wheel's memory is charged to the memory cgroup of
- * whoever creates it or reserves its levels.
+ * whoever creates it or reserves its levels; over the cgroup's limit, its
+ * allocations fail with -ENOMEM rather than invoke the OOM killer.
  */
 #define HTW_WHEEL_MANUAL	BIT(0)
 #define HTW_WHEEL_LAZY_LEVELS	BIT(1)
@@ -168,5 +169,6 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 bool htw_del(struct htw_timer *timer);
 int htw_del_sync(struct htw_timer *timer);
 bool htw_pending(const struct htw_timer *timer);
+u64 htw_expires(const struct htw_timer *timer);
 
 #endif /* _HTW_CORE_H */

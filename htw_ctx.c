@@ -44,6 +44,39 @@
  * expiry and wakes readers, like timerfd_triggered(); everything else runs
  * in the context of the process.
  *
+ * Wall-clock timers
+ * -----------------
+ * A CLOCK_REALTIME timer lives on a wheel of its own that runs on
+ * CLOCK_MONOTONIC: its wall-clock expiry W is placed at W - offset, the
+ * offset of the wall clock from CLOCK_MONOTONIC when it was placed, and
+ * kept in the timer (@expires) to report.  A wheel on CLOCK_REALTIME itself
+ * would not do: a wheel's time only moves forward, and after the wall clock
+ * was set back, a timer armed for a wall time between the new present and
+ * the wheel's time would be taken as due, early by the wall clock.
+ *
+ * When the wall clock is set, the context moves each of its wall-clock
+ * timers whose placement used another offset (htw_ctx_clock_was_set()):
+ * the work is that of its wall-clock timers, which an xarray mark finds,
+ * not of all its timers, and it is done in process context, where levels
+ * can be allocated.  The kernel tells its own timers of a set through
+ * clock_was_set(), which a module cannot hook; it tells modules through the
+ * pvclock_gtod notifier, which runs at every update of the timekeeper,
+ * with the timekeeper's lock held, and says whether the clock was set.
+ * Holding that lock nothing may wake a task (a wake-up can read the clock
+ * and wait for the lock), so the notifier raises an irq_work, which queues
+ * the work, which queues each context's own work (htw_ctx_realign_fn()).
+ * That work never waits for the context's mutex, which a user may hold
+ * across a fault that never ends (a read into a stalled FUSE mapping): if
+ * the mutex is taken, it leaves a flag, and whoever holds the mutex queues
+ * the work again as it lets go (htw_ctx_unlock()).  The wheel of wall-clock
+ * timers has all its levels from the start, charged as every wheel's
+ * footprint is: moving a timer never needs memory.
+ * Until that runs, a timer placed with the old offset may fire while the
+ * wall clock reads less than W (it was set back): its callback then queues
+ * nothing and queues the context's work instead, which puts it back.  A
+ * timer armed with %HTW_TIMER_CANCEL_ON_SET is not moved: it gets an event
+ * of %HTW_EVENT_CANCELED and is released when that is read.
+ *
  * Lifetime: a timer is freed when it is cancelled, when the event of a
  * one-shot timer is read (its id is released then: a one-shot timer has
  * exactly one event), or when its context is destroyed.  A timer whose
@@ -78,22 +111,48 @@
  */
 
 #include <kunit/visibility.h>
+#include <linux/irq_work.h>
 #include <linux/math64.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
+#include <linux/pvclock_gtod.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include "htw_core.h"
 #include "htw_ctx.h"
 #include "htw_user.h"
 
-/* Flags of struct htw_utimer, stable while the timer is armed. */
+/*
+ * A context's memory is charged to the memory cgroup of the process that
+ * arms the timers, and over the cgroup's limit an allocation fails:
+ * arming says -ENOMEM, where the OOM killer would otherwise have killed a
+ * process (most often the caller) to make room for a timer.
+ */
+#define HTW_CTX_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY)
+
+/*
+ * Flags of struct htw_utimer, stable while the timer is armed: its clock,
+ * whether a set of the wall clock cancels it, and whether one did.
+ */
 #define HTW_UT_BOOTTIME		BIT(0)
+#define HTW_UT_REALTIME		BIT(1)
+#define HTW_UT_CANCEL_ON_SET	BIT(2)
+#define HTW_UT_CANCELED		BIT(3)
+
+/* The xarray mark of wall-clock timers (XA_MARK_0 tracks free slots). */
+#define HTW_XA_REALTIME		XA_MARK_1
+
+/* Bit of &htw_ctx.realign. */
+#define HTW_CTX_REALIGN		0
+
+#define HTW_TIMER_FLAGS		(HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME | \
+				 HTW_TIMER_REALTIME | HTW_TIMER_CANCEL_ON_SET)
 
 /**
  * struct htw_utimer - a timer of user space
@@ -103,10 +162,12 @@
  * @period: 0, or the ns between its expiries
  * @event: in &htw_ctx.events while an event is queued, else empty
  * @count: expiries the queued event accounts for
- * @expires: the latest of them
+ * @expires: the latest of them; for a wall-clock timer, also its expiry on
+ *	the wall clock while it is armed
  * @fired: when it was delivered
  * @id: the timer's id in &htw_ctx.timers
- * @flags: %HTW_UT_BOOTTIME
+ * @flags: %HTW_UT_BOOTTIME, %HTW_UT_REALTIME, %HTW_UT_CANCEL_ON_SET,
+ *	%HTW_UT_CANCELED
  *
  * @event, @count, @expires and @fired are protected by &htw_ctx.wqh.lock;
  * the other fields change only under &htw_ctx.lock, while the timer is not
@@ -138,6 +199,12 @@ struct htw_utimer {
  * @slots_charged: the slots of @timers whose xarray nodes are charged to
  *	the user, from 0: whole nodes of XA_CHUNK_SIZE; under @lock
  * @charged: what the wheels and nodes are charged to the user; under @lock
+ * @dying: htw_ctx_destroy() has begun; under @lock
+ * @realign: %HTW_CTX_REALIGN: @realign_work found @lock taken
+ * @real_offset: of a context on manual wheels, the offset of its wall clock
+ *	from its monotonic one (tests set it)
+ * @realign_work: moves the wall-clock timers after a set of the clock
+ * @wall_node: in htw_wall_ctxs, once the context has a wall-clock wheel
  * @wqh: readers and pollers wait here; its lock protects the fields below
  * @events: timers with an event queued, in the order they were queued
  * @nr_queued: timers in @events
@@ -152,6 +219,11 @@ struct htw_ctx {
 	u32 nr_timers;
 	u32 slots_charged;
 	unsigned long charged;
+	bool dying;
+	unsigned long realign;
+	s64 real_offset;
+	struct work_struct realign_work;
+	struct list_head wall_node;
 
 	/* The following fields are protected by wqh.lock. */
 	wait_queue_head_t wqh;
@@ -161,6 +233,56 @@ struct htw_ctx {
 
 static struct kmem_cache *htw_utimer_cache;
 
+/*
+ * Let go of the context's mutex; if the work that moves wall-clock timers
+ * found it taken meanwhile, queue it again (see "Wall-clock timers").
+ */
+static void htw_ctx_unlock(struct htw_ctx *ctx)
+	__releases(&ctx->lock)
+{
+	mutex_unlock(&ctx->lock);
+	/* Pairs with the barrier in htw_ctx_realign_fn(). */
+	smp_mb();
+	if (test_bit(HTW_CTX_REALIGN, &ctx->realign))
+		queue_work(system_unbound_wq, &ctx->realign_work);
+}
+
+/* The contexts with a wall-clock wheel, told when the wall clock is set. */
+static LIST_HEAD(htw_wall_ctxs);
+static DEFINE_MUTEX(htw_wall_lock);
+
+static void htw_wall_set_fn(struct work_struct *work)
+{
+	struct htw_ctx *ctx;
+
+	mutex_lock(&htw_wall_lock);
+	list_for_each_entry(ctx, &htw_wall_ctxs, wall_node)
+		queue_work(system_unbound_wq, &ctx->realign_work);
+	mutex_unlock(&htw_wall_lock);
+}
+
+static DECLARE_WORK(htw_wall_set_work, htw_wall_set_fn);
+
+static void htw_wall_set_irq_fn(struct irq_work *work)
+{
+	schedule_work(&htw_wall_set_work);
+}
+
+static DEFINE_IRQ_WORK(htw_wall_set_irq, htw_wall_set_irq_fn);
+
+/* Every update of the timekeeper, with its lock held: see above. */
+static int htw_wall_notify(struct notifier_block *nb, unsigned long was_set,
+			   void *priv)
+{
+	if (was_set)
+		irq_work_queue(&htw_wall_set_irq);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block htw_wall_nb = {
+	.notifier_call = htw_wall_notify,
+};
+
 /**
  * htw_ctx_init() - set up what all contexts share
  *
@@ -169,8 +291,15 @@ static struct kmem_cache *htw_utimer_cache;
  */
 int htw_ctx_init(void)
 {
+	int ret;
+
 	htw_utimer_cache = KMEM_CACHE(htw_utimer, SLAB_ACCOUNT);
-	return htw_utimer_cache ? 0 : -ENOMEM;
+	if (!htw_utimer_cache)
+		return -ENOMEM;
+	ret = pvclock_gtod_register_notifier(&htw_wall_nb);
+	if (ret)
+		kmem_cache_destroy(htw_utimer_cache);
+	return ret;
 }
 
 /**
@@ -180,6 +309,9 @@ int htw_ctx_init(void)
  */
 void htw_ctx_exit(void)
 {
+	pvclock_gtod_unregister_notifier(&htw_wall_nb);
+	irq_work_sync(&htw_wall_set_irq);
+	flush_work(&htw_wall_set_work);
 	kmem_cache_destroy(htw_utimer_cache);
 }
 
@@ -247,26 +379,54 @@ struct htw_user *htw_ctx_user(struct htw_ctx *ctx)
 
 static enum htw_ctx_clock htw_spec_clock(const struct htw_timer_spec *spec)
 {
+	if (spec->flags & HTW_TIMER_REALTIME)
+		return HTW_CTX_REALTIME;
 	return spec->flags & HTW_TIMER_BOOTTIME ? HTW_CTX_BOOTTIME :
 						  HTW_CTX_MONOTONIC;
 }
 
 static enum htw_ctx_clock htw_utimer_clock(const struct htw_utimer *ut)
 {
+	if (ut->flags & HTW_UT_REALTIME)
+		return HTW_CTX_REALTIME;
 	return ut->flags & HTW_UT_BOOTTIME ? HTW_CTX_BOOTTIME : HTW_CTX_MONOTONIC;
+}
+
+static bool htw_ctx_manual(const struct htw_ctx *ctx)
+{
+	return ctx->params.wheel.flags & HTW_WHEEL_MANUAL;
+}
+
+/* The offset of the context's wall clock from its monotonic clock. */
+static s64 htw_ctx_real_offset(struct htw_ctx *ctx)
+{
+	if (htw_ctx_manual(ctx))
+		return READ_ONCE(ctx->real_offset);
+	return ktime_to_ns(ktime_mono_to_real(0));
 }
 
 /* The present on a clock, as the context's wheel of that clock sees it. */
 static u64 htw_ctx_now(struct htw_ctx *ctx, enum htw_ctx_clock clock)
 {
 	struct htw_wheel *wheel;
+	u64 now;
 
-	if (!(ctx->params.wheel.flags & HTW_WHEEL_MANUAL))
-		return clock == HTW_CTX_BOOTTIME ? ktime_get_boottime_ns() :
-						   ktime_get_ns();
+	if (!htw_ctx_manual(ctx)) {
+		switch (clock) {
+		case HTW_CTX_BOOTTIME:
+			return ktime_get_boottime_ns();
+		case HTW_CTX_REALTIME:
+			return ktime_get_real_ns();
+		default:
+			return ktime_get_ns();
+		}
+	}
 	/* A manual wheel's time starts at start_ns and moves by htw_advance(). */
 	wheel = smp_load_acquire(&ctx->wheel[clock]);
-	return wheel ? htw_wheel_now(wheel) : ctx->params.wheel.start_ns;
+	now = wheel ? htw_wheel_now(wheel) : ctx->params.wheel.start_ns;
+	if (clock == HTW_CTX_REALTIME)
+		now = htw_time_minus(now, -htw_ctx_real_offset(ctx));
+	return now;
 }
 
 /* The context's wheel of @clock, created on first use. */
@@ -282,8 +442,11 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 
 	if (ctx->wheel[clock])
 		return ctx->wheel[clock];
+	/* Wall-clock timers are placed on CLOCK_MONOTONIC: see above. */
 	wp.clockid = clock == HTW_CTX_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
-	wp.flags |= HTW_WHEEL_LAZY_LEVELS;
+	/* Moving wall-clock timers must never need memory: all levels now. */
+	if (clock != HTW_CTX_REALTIME)
+		wp.flags |= HTW_WHEEL_LAZY_LEVELS;
 	wheel = htw_wheel_create(&wp);
 	if (IS_ERR(wheel))
 		return wheel;
@@ -296,6 +459,11 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 	}
 	/* htw_ctx_now() reads it without the lock. */
 	smp_store_release(&ctx->wheel[clock], wheel);
+	if (clock == HTW_CTX_REALTIME) {
+		mutex_lock(&htw_wall_lock);
+		list_add(&ctx->wall_node, &htw_wall_ctxs);
+		mutex_unlock(&htw_wall_lock);
+	}
 	return wheel;
 }
 
@@ -315,24 +483,35 @@ struct htw_wheel *htw_ctx_wheel(struct htw_ctx *ctx, enum htw_ctx_clock clock)
 
 	mutex_lock(&ctx->lock);
 	wheel = __htw_ctx_wheel(ctx, clock);
-	mutex_unlock(&ctx->lock);
+	htw_ctx_unlock(ctx);
 	return wheel;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_wheel);
 
+/* Where on its wheel a timer of @clock due at @expires goes. */
+static u64 htw_ctx_wheel_time(struct htw_ctx *ctx, enum htw_ctx_clock clock,
+			      u64 expires)
+{
+	if (clock != HTW_CTX_REALTIME)
+		return expires;
+	return htw_time_minus(expires, htw_ctx_real_offset(ctx));
+}
+
 /*
  * Make room for a timer due at @expires on @clock: the wheel, and the level
- * the expiry needs.  After this, arming such a timer cannot fail.
+ * the expiry needs; *@when is where on the wheel the timer goes.  After
+ * this, arming such a timer at *@when cannot fail.
  */
 static int htw_ctx_prepare(struct htw_ctx *ctx, enum htw_ctx_clock clock,
-			   u64 expires)
+			   u64 expires, u64 *when)
 	__must_hold(&ctx->lock)
 {
 	struct htw_wheel *wheel = __htw_ctx_wheel(ctx, clock);
 
 	if (IS_ERR(wheel))
 		return PTR_ERR(wheel);
-	return htw_wheel_reserve(wheel, expires);
+	*when = htw_ctx_wheel_time(ctx, clock, expires);
+	return htw_wheel_reserve(wheel, *when);
 }
 
 /* The wheel's callback: record the expiry in the timer's event, queue it. */
@@ -340,12 +519,28 @@ static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 {
 	struct htw_utimer *ut = container_of(timer, struct htw_utimer, timer);
 	struct htw_ctx *ctx = ut->ctx;
-	u64 now = htw_wheel_now(ctx->wheel[htw_utimer_clock(ut)]);
 	unsigned long flags;
+	u64 now;
+
+	if (ut->flags & HTW_UT_REALTIME) {
+		now = htw_ctx_now(ctx, HTW_CTX_REALTIME);
+		/*
+		 * The wall clock was set back since the timer was placed: the
+		 * context's work puts it back, for the wall clock's time.
+		 */
+		if (now < ut->expires) {
+			queue_work(system_unbound_wq, &ctx->realign_work);
+			return;
+		}
+	} else {
+		now = htw_wheel_now(ctx->wheel[htw_utimer_clock(ut)]);
+	}
 
 	spin_lock_irqsave(&ctx->wqh.lock, flags);
 	ut->count += count;
-	ut->expires = expired;
+	/* A wall-clock timer's holds its expiry on the wall clock already. */
+	if (!(ut->flags & HTW_UT_REALTIME))
+		ut->expires = expired;
 	ut->fired = now;
 	if (list_empty(&ut->event)) {
 		list_add_tail(&ut->event, &ctx->events);
@@ -375,7 +570,14 @@ static void __htw_utimer_unqueue(struct htw_ctx *ctx, struct htw_utimer *ut)
 static int htw_spec_check(struct htw_ctx *ctx,
 			  const struct htw_timer_spec *spec, u64 *expires)
 {
-	if (spec->flags & ~(HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME))
+	if (spec->flags & ~HTW_TIMER_FLAGS)
+		return -EINVAL;
+	if ((spec->flags & HTW_TIMER_BOOTTIME) &&
+	    (spec->flags & HTW_TIMER_REALTIME))
+		return -EINVAL;
+	if ((spec->flags & HTW_TIMER_CANCEL_ON_SET) &&
+	    !((spec->flags & HTW_TIMER_REALTIME) &&
+	      (spec->flags & HTW_TIMER_ABSTIME)))
 		return -EINVAL;
 	if (spec->period && (spec->period < ctx->params.min_period_ns ||
 			     spec->period > HTW_TIME_MAX))
@@ -389,23 +591,42 @@ static int htw_spec_check(struct htw_ctx *ctx,
 	return *expires > HTW_TIME_MAX ? -EINVAL : 0;
 }
 
+static u32 htw_id_slot(const struct htw_ctx *ctx, u32 id)
+{
+	return ctx->slot_bits < 32 ? id & (BIT(ctx->slot_bits) - 1) : id;
+}
+
 /*
- * Put an idle timer on its wheel as @spec says; @expires is absolute, and
- * htw_ctx_prepare() has made room for it.
+ * Put an idle timer on its wheel as @spec says: due at @expires on its
+ * clock, at @when on its wheel, where htw_ctx_prepare() has made room.
  */
 static void htw_utimer_start(struct htw_ctx *ctx, struct htw_utimer *ut,
-			     const struct htw_timer_spec *spec, u64 expires)
+			     const struct htw_timer_spec *spec, u64 expires,
+			     u64 when)
 	__must_hold(&ctx->lock)
 {
 	enum htw_ctx_clock clock = htw_spec_clock(spec);
+	u32 slot = htw_id_slot(ctx, ut->id);
 
 	lockdep_assert_held(&ctx->lock);
 
 	ut->user_data = spec->user_data;
 	ut->period = spec->period;
-	ut->flags = clock == HTW_CTX_BOOTTIME ? HTW_UT_BOOTTIME : 0;
+	ut->flags = 0;
+	if (clock == HTW_CTX_BOOTTIME)
+		ut->flags |= HTW_UT_BOOTTIME;
+	if (clock == HTW_CTX_REALTIME) {
+		ut->flags |= HTW_UT_REALTIME;
+		if (spec->flags & HTW_TIMER_CANCEL_ON_SET)
+			ut->flags |= HTW_UT_CANCEL_ON_SET;
+		/* Idle and unqueued: no callback reads it meanwhile. */
+		ut->expires = expires;
+		xa_set_mark(&ctx->timers, slot, HTW_XA_REALTIME);
+	} else {
+		xa_clear_mark(&ctx->timers, slot, HTW_XA_REALTIME);
+	}
 	htw_timer_init(&ut->timer, ctx->wheel[clock], htw_utimer_fn);
-	WARN_ON_ONCE(htw_add(&ut->timer, expires, 0, HTW_MODE_ABS));
+	WARN_ON_ONCE(htw_add(&ut->timer, when, 0, HTW_MODE_ABS));
 }
 
 /*
@@ -421,11 +642,6 @@ static void htw_utimer_stop(struct htw_ctx *ctx, struct htw_utimer *ut)
 	spin_lock_irq(&ctx->wqh.lock);
 	__htw_utimer_unqueue(ctx, ut);
 	spin_unlock_irq(&ctx->wqh.lock);
-}
-
-static u32 htw_id_slot(const struct htw_ctx *ctx, u32 id)
-{
-	return ctx->slot_bits < 32 ? id & (BIT(ctx->slot_bits) - 1) : id;
 }
 
 /* The timer of @id, or NULL: an empty slot, or one reused since. */
@@ -453,6 +669,138 @@ static void htw_utimer_release(struct htw_ctx *ctx, struct htw_utimer *ut)
 	kmem_cache_free(htw_utimer_cache, ut);
 }
 
+static bool htw_utimer_queued(struct htw_ctx *ctx, struct htw_utimer *ut)
+{
+	bool queued;
+
+	spin_lock_irq(&ctx->wqh.lock);
+	queued = !list_empty(&ut->event);
+	spin_unlock_irq(&ctx->wqh.lock);
+	return queued;
+}
+
+/* A set of the wall clock cancelled an idle timer: queue its last event. */
+static void htw_utimer_cancel_by_set(struct htw_ctx *ctx,
+				     struct htw_utimer *ut)
+	__must_hold(&ctx->lock)
+{
+	u64 now = htw_ctx_now(ctx, HTW_CTX_REALTIME);
+
+	lockdep_assert_held(&ctx->lock);
+
+	ut->flags |= HTW_UT_CANCELED;
+	spin_lock_irq(&ctx->wqh.lock);
+	ut->count = 0;
+	ut->fired = now;
+	list_add_tail(&ut->event, &ctx->events);
+	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
+	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	spin_unlock_irq(&ctx->wqh.lock);
+}
+
+/* Whether a wall-clock timer was placed for the wall clock's @offset. */
+static bool htw_utimer_placed_for(struct htw_utimer *ut, s64 offset)
+{
+	return htw_expires(&ut->timer) == htw_time_minus(ut->expires, offset);
+}
+
+static void __htw_ctx_clock_was_set(struct htw_ctx *ctx)
+	__must_hold(&ctx->lock)
+{
+	struct htw_wheel *wheel = ctx->wheel[HTW_CTX_REALTIME];
+	struct htw_utimer *ut;
+	unsigned long slot;
+	s64 offset;
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (ctx->dying || !wheel)
+		return;
+	offset = htw_ctx_real_offset(ctx);
+	xa_for_each_marked(&ctx->timers, slot, ut, HTW_XA_REALTIME) {
+		cond_resched();
+		/*
+		 * Its event waits to be read: a periodic timer is placed anew
+		 * when it is, unless a set cancels it; then that event is its
+		 * last.
+		 */
+		if (htw_utimer_queued(ctx, ut)) {
+			if (ut->period && (ut->flags & HTW_UT_CANCEL_ON_SET) &&
+			    !htw_utimer_placed_for(ut, offset))
+				ut->flags |= HTW_UT_CANCELED;
+			continue;
+		}
+		if (htw_pending(&ut->timer) && htw_utimer_placed_for(ut, offset))
+			continue;
+		/* Armed for another offset, or fired early and left idle. */
+		htw_del_sync(&ut->timer);
+		/* It fired meanwhile, on time by the wall clock. */
+		if (htw_utimer_queued(ctx, ut))
+			continue;
+		if (ut->flags & HTW_UT_CANCEL_ON_SET) {
+			htw_utimer_cancel_by_set(ctx, ut);
+			continue;
+		}
+		/* The wheel has every level: this cannot fail. */
+		WARN_ON_ONCE(htw_add(&ut->timer, htw_time_minus(ut->expires, offset),
+				     0, HTW_MODE_ABS));
+	}
+}
+
+/**
+ * htw_ctx_clock_was_set() - move a context's wall-clock timers to the clock
+ * @ctx: the context
+ *
+ * Each wall-clock timer that was placed for another offset of the wall
+ * clock from CLOCK_MONOTONIC than the present one, or that fired while the
+ * wall clock read less than its expiry, is placed again for the present
+ * offset; one armed with %HTW_TIMER_CANCEL_ON_SET is cancelled instead, and
+ * its event queued.  A timer whose event is queued is left alone: a
+ * periodic one is placed anew when that is read, or, armed with
+ * %HTW_TIMER_CANCEL_ON_SET, released then.
+ *
+ * Context: Process context; may sleep.  Tests call it; a set of the wall
+ * clock runs it from the context's work.
+ */
+void htw_ctx_clock_was_set(struct htw_ctx *ctx)
+{
+	mutex_lock(&ctx->lock);
+	__htw_ctx_clock_was_set(ctx);
+	htw_ctx_unlock(ctx);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_clock_was_set);
+
+/* Never waits for the mutex: see "Wall-clock timers" above. */
+static void htw_ctx_realign_fn(struct work_struct *work)
+{
+	struct htw_ctx *ctx = container_of(work, struct htw_ctx, realign_work);
+
+	set_bit(HTW_CTX_REALIGN, &ctx->realign);
+	/* Pairs with the barrier in htw_ctx_unlock(). */
+	smp_mb__after_atomic();
+	if (!mutex_trylock(&ctx->lock))
+		return;
+	clear_bit(HTW_CTX_REALIGN, &ctx->realign);
+	__htw_ctx_clock_was_set(ctx);
+	htw_ctx_unlock(ctx);
+}
+
+/**
+ * htw_ctx_set_real_offset() - set the wall clock of a context on manual wheels
+ * @ctx: the context, created with %HTW_WHEEL_MANUAL
+ * @offset: the new offset of its wall clock from its monotonic clock
+ *
+ * For tests, which then call htw_ctx_clock_was_set() as a set of the wall
+ * clock would.
+ *
+ * Context: Any context.
+ */
+void htw_ctx_set_real_offset(struct htw_ctx *ctx, s64 offset)
+{
+	WRITE_ONCE(ctx->real_offset, offset);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_set_real_offset);
+
 /**
  * htw_ctx_create() - create a context with no timers
  * @params: its limits and wheels, copied
@@ -468,7 +816,7 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 {
 	struct htw_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	ctx = kzalloc(sizeof(*ctx), HTW_CTX_GFP);
 	if (!ctx)
 		return ERR_PTR(-ENOMEM);
 
@@ -478,6 +826,8 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 	xa_init_flags(&ctx->timers, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&ctx->wqh);
 	INIT_LIST_HEAD(&ctx->events);
+	INIT_WORK(&ctx->realign_work, htw_ctx_realign_fn);
+	INIT_LIST_HEAD(&ctx->wall_node);
 	return ctx;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_create);
@@ -497,11 +847,23 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 	unsigned long id;
 	int i;
 
+	/* No more wall-clock work: it would arm timers again. */
+	mutex_lock(&ctx->lock);
+	ctx->dying = true;
+	htw_ctx_unlock(ctx);
+	if (ctx->wheel[HTW_CTX_REALTIME]) {
+		mutex_lock(&htw_wall_lock);
+		list_del(&ctx->wall_node);
+		mutex_unlock(&htw_wall_lock);
+	}
+
 	/* Callbacks of the timers not yet stopped may still queue events. */
 	xa_for_each(&ctx->timers, id, ut) {
 		htw_del_sync(&ut->timer);
 		cond_resched();
 	}
+	/* Nor may a callback queue the work any more. */
+	cancel_work_sync(&ctx->realign_work);
 	/* None runs now, so the queue can be dropped without its lock. */
 	xa_for_each(&ctx->timers, id, ut) {
 		kmem_cache_free(htw_utimer_cache, ut);
@@ -537,15 +899,15 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 {
 	struct htw_user *user = ctx->params.user;
 	struct htw_utimer *ut;
+	u64 expires, when;
 	u32 id, slot;
-	u64 expires;
 	int ret;
 
 	ret = htw_spec_check(ctx, spec, &expires);
 	if (ret)
 		return ret;
 
-	ut = kmem_cache_zalloc(htw_utimer_cache, GFP_KERNEL_ACCOUNT);
+	ut = kmem_cache_zalloc(htw_utimer_cache, HTW_CTX_GFP);
 	if (!ut)
 		return -ENOMEM;
 	ut->ctx = ctx;
@@ -559,11 +921,11 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 		if (ret)
 			goto out_free;
 	}
-	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires);
+	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires, &when);
 	if (ret)
 		goto out_uncharge;
 	ret = xa_alloc(&ctx->timers, &slot, ut,
-		       XA_LIMIT(1, ctx->params.max_timers), GFP_KERNEL_ACCOUNT);
+		       XA_LIMIT(1, ctx->params.max_timers), HTW_CTX_GFP);
 	if (ret) {
 		/* xa_alloc() says -EBUSY when every slot is taken. */
 		if (ret == -EBUSY)
@@ -585,8 +947,8 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 	}
 	ut->id = id;
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers + 1);
-	htw_utimer_start(ctx, ut, spec, expires);
-	mutex_unlock(&ctx->lock);
+	htw_utimer_start(ctx, ut, spec, expires, when);
+	htw_ctx_unlock(ctx);
 
 	spec->id = id;
 	return 0;
@@ -595,7 +957,7 @@ out_uncharge:
 	if (user)
 		htw_user_uncharge(user, 1);
 out_free:
-	mutex_unlock(&ctx->lock);
+	htw_ctx_unlock(ctx);
 out_free_unlocked:
 	kmem_cache_free(htw_utimer_cache, ut);
 	return ret;
@@ -617,7 +979,7 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_arm);
 int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
 {
 	struct htw_utimer *ut;
-	u64 expires;
+	u64 expires, when;
 	int ret;
 
 	ret = htw_spec_check(ctx, spec, &expires);
@@ -632,13 +994,13 @@ int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
 		ret = -ENOENT;
 		goto out_unlock;
 	}
-	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires);
+	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires, &when);
 	if (ret)
 		goto out_unlock;
 	htw_utimer_stop(ctx, ut);
-	htw_utimer_start(ctx, ut, spec, expires);
+	htw_utimer_start(ctx, ut, spec, expires, when);
 out_unlock:
-	mutex_unlock(&ctx->lock);
+	htw_ctx_unlock(ctx);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_modify);
@@ -665,7 +1027,7 @@ int htw_ctx_cancel(struct htw_ctx *ctx, u32 id)
 		htw_utimer_stop(ctx, ut);
 		htw_utimer_release(ctx, ut);
 	}
-	mutex_unlock(&ctx->lock);
+	htw_ctx_unlock(ctx);
 	return ut ? 0 : -ENOENT;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_cancel);
@@ -689,10 +1051,14 @@ static struct htw_utimer *htw_ctx_pop(struct htw_ctx *ctx,
 			.expires = ut->expires,
 			.fired = ut->fired,
 		};
-		if (!ut->period)
+		if (!ut->period || (ut->flags & HTW_UT_CANCELED))
 			ev->flags |= HTW_EVENT_LAST;
+		if (ut->flags & HTW_UT_CANCELED)
+			ev->flags |= HTW_EVENT_CANCELED;
 		if (ut->flags & HTW_UT_BOOTTIME)
 			ev->flags |= HTW_EVENT_BOOTTIME;
+		if (ut->flags & HTW_UT_REALTIME)
+			ev->flags |= HTW_EVENT_REALTIME;
 		__htw_utimer_unqueue(ctx, ut);
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
@@ -725,11 +1091,12 @@ static void htw_ctx_unpop(struct htw_ctx *ctx, struct htw_utimer *ut,
 /*
  * The event of a parked periodic timer is being read: count in @ev the
  * expiries that have passed since the one it holds, and set *@next to the
- * first expiry after the present, whose level is made ready on the wheel.
- * E <= now < 2^63 and P < 2^63, so nothing here overflows.
+ * first expiry after the present, and *@when to where it goes on the
+ * wheel, whose level is made ready.  E <= now < 2^63 and P < 2^63, so
+ * nothing here overflows.
  */
 static int htw_utimer_forward(struct htw_ctx *ctx, struct htw_utimer *ut,
-			      struct htw_event *ev, u64 *next)
+			      struct htw_event *ev, u64 *next, u64 *when)
 	__must_hold(&ctx->lock)
 {
 	enum htw_ctx_clock clock = htw_utimer_clock(ut);
@@ -744,7 +1111,32 @@ static int htw_utimer_forward(struct htw_ctx *ctx, struct htw_utimer *ut,
 		ev->fired = now;
 	}
 	*next = ev->expires + ut->period;
-	return htw_wheel_reserve(ctx->wheel[clock], *next);
+	*when = htw_ctx_wheel_time(ctx, clock, *next);
+	return htw_wheel_reserve(ctx->wheel[clock], *when);
+}
+
+/*
+ * A time of @clock as the context reports it: shifted by the clock's
+ * offset, and never below zero (an expiry from before a time namespace's
+ * clock began).
+ */
+static u64 htw_ctx_report_time(const struct htw_ctx *ctx,
+			       enum htw_ctx_clock clock, u64 t)
+{
+	return htw_time_minus(t, -ctx->params.time_offset[clock]);
+}
+
+/* Copy out one event, its times as the context reports them. */
+static bool htw_ctx_copy_event(const struct htw_ctx *ctx,
+			       const struct htw_utimer *ut,
+			       const struct htw_event *ev, struct iov_iter *to)
+{
+	enum htw_ctx_clock clock = htw_utimer_clock(ut);
+	struct htw_event out = *ev;
+
+	out.expires = htw_ctx_report_time(ctx, clock, ev->expires);
+	out.fired = htw_ctx_report_time(ctx, clock, ev->fired);
+	return copy_to_iter(&out, sizeof(out), to) == sizeof(out);
 }
 
 /*
@@ -757,10 +1149,11 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 {
 	struct htw_utimer *ut;
 	struct htw_event ev;
+	u64 next, when;
 	ssize_t done = 0;
+	bool rearm;
 	int ret = 0;
 	u32 left;
-	u64 next;
 
 	if (mutex_lock_interruptible(&ctx->lock))
 		return -ERESTARTSYS;
@@ -777,26 +1170,41 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 		ut = htw_ctx_pop(ctx, &ev);
 		if (!ut)
 			break;
-		if (ut->period && htw_utimer_forward(ctx, ut, &ev, &next)) {
+		/*
+		 * The wall clock was set since a cancel-on-set timer was placed,
+		 * and the work has not told it yet: this event is its last.
+		 */
+		if ((ut->flags & HTW_UT_CANCEL_ON_SET) &&
+		    !(ev.flags & HTW_EVENT_LAST) &&
+		    !htw_utimer_placed_for(ut, htw_ctx_real_offset(ctx))) {
+			ut->flags |= HTW_UT_CANCELED;
+			ev.flags |= HTW_EVENT_LAST | HTW_EVENT_CANCELED;
+		}
+		rearm = !(ev.flags & HTW_EVENT_LAST);
+		if (rearm && htw_utimer_forward(ctx, ut, &ev, &next, &when)) {
 			/* Out of memory: it waits, the events behind it do not. */
 			htw_ctx_unpop(ctx, ut, &ev, false);
 			ret = -ENOMEM;
 			continue;
 		}
-		if (copy_to_iter(&ev, sizeof(ev), to) != sizeof(ev)) {
+		if (!htw_ctx_copy_event(ctx, ut, &ev, to)) {
 			htw_ctx_unpop(ctx, ut, &ev, true);
 			ret = -EFAULT;
 			break;
 		}
 		done += sizeof(ev);
-		if (ut->period)
-			WARN_ON_ONCE(htw_add(&ut->timer, next, 0, HTW_MODE_ABS));
-		else
+		if (rearm) {
+			/* Popped and idle: no callback reads it meanwhile. */
+			if (ut->flags & HTW_UT_REALTIME)
+				ut->expires = next;
+			WARN_ON_ONCE(htw_add(&ut->timer, when, 0, HTW_MODE_ABS));
+		} else {
 			htw_utimer_release(ctx, ut);
+		}
 		/* A read may copy out a million events. */
 		cond_resched();
 	}
-	mutex_unlock(&ctx->lock);
+	htw_ctx_unlock(ctx);
 	return done ?: ret;
 }
 

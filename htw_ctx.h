@@ -12,6 +12,7 @@
 #define _HTW_CTX_H
 
 #include <linux/fs.h>
+#include <linux/minmax.h>
 #include <linux/poll.h>
 #include <linux/types.h>
 #include <linux/uio.h>
@@ -23,10 +24,14 @@
 struct htw_ctx;
 struct htw_user;
 
-/* The clocks a context has a wheel for. */
+/*
+ * The clocks a context has a wheel for.  The wheel of CLOCK_REALTIME timers
+ * runs on CLOCK_MONOTONIC: see "Wall-clock timers" in htw_ctx.c.
+ */
 enum htw_ctx_clock {
 	HTW_CTX_MONOTONIC,
 	HTW_CTX_BOOTTIME,
+	HTW_CTX_REALTIME,
 	HTW_CTX_NR_CLOCKS,
 };
 
@@ -40,6 +45,9 @@ enum htw_ctx_clock {
  *	at each arm (it may change while contexts are open)
  * @user: the account the timers are charged to, or NULL for none; the
  *	caller holds a reference for the life of the context
+ * @time_offset: per clock, the ns added to the times the context reports
+ *	in its events (a time namespace's offsets); the times it is given, and
+ *	works in, are the kernel's
  */
 struct htw_ctx_params {
 	struct htw_wheel_params wheel;
@@ -47,7 +55,20 @@ struct htw_ctx_params {
 	u32 max_timers;
 	const unsigned int *max_user_timers;
 	struct htw_user *user;
+	s64 time_offset[HTW_CTX_NR_CLOCKS];
 };
+
+/*
+ * @t minus @offset, held within [0, %HTW_TIME_MAX]: a time moved from one
+ * clock to another that is @offset ahead of it (a time namespace's, or the
+ * wall clock's).  |@offset| is below 2^63.
+ */
+static inline u64 htw_time_minus(u64 t, s64 offset)
+{
+	if (offset >= 0)
+		return t - min_t(u64, t, offset);
+	return min_t(u64, t + (u64)-offset, HTW_TIME_MAX);
+}
 
 int htw_ctx_init(void);
 void htw_ctx_exit(void);
@@ -65,5 +86,7 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock);
 __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 		      struct poll_table_struct *wait);
 void htw_ctx_counts(struct htw_ctx *ctx, u32 *nr_timers, u32 *nr_queued);
+void htw_ctx_clock_was_set(struct htw_ctx *ctx);
+void htw_ctx_set_real_offset(struct htw_ctx *ctx, s64 offset);
 
 #endif /* _HTW_CTX_H */

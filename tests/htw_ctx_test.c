@@ -505,6 +505,188 @@ static void htw_ctx_boottime_timer_runs_on_boottime(struct kunit *test)
 }
 
 /*
+ * A context opened in a time namespace reports its events' times shifted
+ * by the namespace's offset of each clock, and never below zero; it is
+ * armed in the kernel's times.
+ */
+static void htw_ctx_reports_times_with_its_offsets(struct kunit *test)
+{
+	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
+	struct htw_timer_spec spec = { .flags = HTW_TIMER_ABSTIME };
+	struct htw_wheel *wheel;
+	struct htw_event ev[2];
+	struct htw_ctx *ctx;
+
+	p.time_offset[HTW_CTX_MONOTONIC] = 86400 * NSEC_PER_SEC;
+	p.time_offset[HTW_CTX_BOOTTIME] = -(s64)(TEST_START + 50);
+	ctx = htw_ctx_create(&p);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx);
+
+	spec.expires = TEST_START + 100;
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
+	spec.flags |= HTW_TIMER_BOOTTIME;
+	spec.expires = TEST_START + 10;
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
+	wheel = htw_ctx_wheel(ctx, HTW_CTX_MONOTONIC);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wheel);
+	while (htw_advance(wheel, TEST_START + 100))
+		;
+	wheel = htw_ctx_wheel(ctx, HTW_CTX_BOOTTIME);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wheel);
+	while (htw_advance(wheel, TEST_START + 60))
+		;
+
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read_ctx(ctx, ev, sizeof(ev)));
+	KUNIT_EXPECT_EQ(test, TEST_START + 100 + 86400 * NSEC_PER_SEC,
+			ev[0].expires);
+	KUNIT_EXPECT_EQ(test, ev[0].expires, ev[0].fired);
+	/* Due before its namespace's clock began: 0; fired 10 ns after. */
+	KUNIT_EXPECT_EQ(test, 0, ev[1].expires);
+	KUNIT_EXPECT_EQ(test, 10, ev[1].fired);
+	htw_ctx_destroy(ctx);
+}
+
+#define TEST_WALL	(1000 * NSEC_PER_SEC)	/* the wall clock's offset */
+
+/* A wall-clock timer fires when the wall clock reaches its expiry. */
+static void htw_ctx_realtime_timer_fires_at_its_wall_time(struct kunit *test)
+{
+	struct htw_event ev;
+
+	htw_ctx_set_real_offset(test_ctx(test), TEST_WALL);
+	test_arm(test, HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME,
+		 TEST_WALL + TEST_START + 100, 0, 7);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 99);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 100);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST | HTW_EVENT_REALTIME, ev.flags);
+	KUNIT_EXPECT_EQ(test, TEST_WALL + TEST_START + 100, ev.expires);
+	KUNIT_EXPECT_EQ(test, ev.expires, ev.fired);
+}
+
+/*
+ * The wall clock set back: a timer placed for the old offset reaches its
+ * place on the wheel while the wall clock reads less than its expiry.  It
+ * is not delivered, but placed again, and comes when the wall clock
+ * reaches it; the others follow the clock when it is set.
+ */
+static void htw_ctx_realtime_timer_follows_the_wall_clock(struct kunit *test)
+{
+	struct htw_ctx *ctx = test_ctx(test);
+	struct htw_event ev[2];
+
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	test_arm(test, HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME,
+		 TEST_WALL + TEST_START + 100, 0, 1);
+	test_arm(test, HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME,
+		 TEST_WALL + TEST_START + 300, 10, 2);
+
+	/* Set back by 500 ns; no one has told the context yet. */
+	htw_ctx_set_real_offset(ctx, TEST_WALL - 500);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 100);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, ev, 1));
+	htw_ctx_clock_was_set(ctx);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 599);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, ev, 1));
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 600);
+	KUNIT_ASSERT_EQ(test, sizeof(ev[0]), test_read(test, ev, 1));
+	KUNIT_EXPECT_EQ(test, 1, ev[0].user_data);
+	KUNIT_EXPECT_EQ(test, TEST_WALL + TEST_START + 100, ev[0].expires);
+	KUNIT_EXPECT_EQ(test, ev[0].expires, ev[0].fired);
+
+	/* Forward by 1000 ns: the periodic one, due at wall 300, is due. */
+	htw_ctx_set_real_offset(ctx, TEST_WALL + 500);
+	htw_ctx_clock_was_set(ctx);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 601);
+	KUNIT_ASSERT_EQ(test, sizeof(ev[0]), test_read(test, ev, 2));
+	KUNIT_EXPECT_EQ(test, 2, ev[0].user_data);
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_REALTIME, ev[0].flags);
+	KUNIT_EXPECT_LE(test, ev[0].expires, TEST_WALL + TEST_START + 1101);
+	KUNIT_EXPECT_EQ(test, 0, (ev[0].expires - TEST_WALL - TEST_START - 300) % 10);
+}
+
+/*
+ * A timer armed with HTW_TIMER_CANCEL_ON_SET is cancelled by a set of the
+ * wall clock after it was armed, with one event that says so; one armed
+ * after the set is not.
+ */
+static void htw_ctx_cancel_on_set_is_cancelled_once(struct kunit *test)
+{
+	u32 flags = HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME |
+		    HTW_TIMER_CANCEL_ON_SET;
+	struct htw_ctx *ctx = test_ctx(test);
+	struct htw_event ev[2];
+	u32 id;
+
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	id = test_arm(test, flags, TEST_WALL + TEST_START + 100, 0, 1);
+	htw_ctx_set_real_offset(ctx, TEST_WALL + 50);
+	test_arm(test, flags, TEST_WALL + TEST_START + 200, 0, 2);
+	htw_ctx_clock_was_set(ctx);
+	htw_ctx_clock_was_set(ctx);
+
+	KUNIT_ASSERT_EQ(test, sizeof(ev[0]), test_read(test, ev, 2));
+	KUNIT_EXPECT_EQ(test, id, ev[0].id);
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST | HTW_EVENT_REALTIME |
+			      HTW_EVENT_CANCELED, ev[0].flags);
+	KUNIT_EXPECT_EQ(test, 0, ev[0].count);
+	KUNIT_EXPECT_EQ(test, TEST_WALL + TEST_START + 100, ev[0].expires);
+	KUNIT_EXPECT_EQ(test, 1, test_timers(test));
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_cancel(ctx, id));
+
+	/* The other is armed as it was. */
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 150);
+	KUNIT_ASSERT_EQ(test, sizeof(ev[0]), test_read(test, ev, 2));
+	KUNIT_EXPECT_EQ(test, 2, ev[0].user_data);
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST | HTW_EVENT_REALTIME, ev[0].flags);
+}
+
+/*
+ * A timer that fired early (the wall clock set back) and was left idle is
+ * placed again even if the clock is set forward to where it was before the
+ * context's work looks: it must not be taken as placed already, and lost.
+ */
+static void htw_ctx_early_timer_is_not_lost(struct kunit *test)
+{
+	struct htw_ctx *ctx = test_ctx(test);
+	struct htw_event ev;
+
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	test_arm(test, HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME,
+		 TEST_WALL + TEST_START + 100, 0, 1);
+	htw_ctx_set_real_offset(ctx, TEST_WALL - 500);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 100);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	htw_ctx_clock_was_set(ctx);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 101);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, TEST_WALL + TEST_START + 100, ev.expires);
+}
+
+/*
+ * A periodic cancel-on-set timer whose event is read after a set of the
+ * wall clock, before the context's work ran: the read finds the set, and
+ * that event is its last, cancelled.
+ */
+static void htw_ctx_read_after_a_set_cancels(struct kunit *test)
+{
+	struct htw_ctx *ctx = test_ctx(test);
+	struct htw_event ev;
+
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	test_arm(test, HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME |
+		 HTW_TIMER_CANCEL_ON_SET, TEST_WALL + TEST_START + 100, 50, 1);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 100);
+	htw_ctx_set_real_offset(ctx, TEST_WALL + 1000);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST | HTW_EVENT_REALTIME |
+			      HTW_EVENT_CANCELED, ev.flags);
+	KUNIT_EXPECT_EQ(test, 0, test_timers(test));
+}
+
+/*
  * Destroying a context gives back everything it charged to its user: each
  * timer, queued, parked or armed, and each wheel.  (htw_wheel_destroy()
  * also warns, which fails the run, about a timer left on a wheel.)
@@ -549,7 +731,20 @@ struct htw_ctx_spec_case {
 };
 
 static const struct htw_ctx_spec_case htw_ctx_spec_cases[] = {
-	{ "unknown flag", { .flags = BIT(2), .expires = 1 }, -EINVAL },
+	{ "unknown flag", { .flags = BIT(4), .expires = 1 }, -EINVAL },
+	{ "boottime and realtime",
+	  { .flags = HTW_TIMER_BOOTTIME | HTW_TIMER_REALTIME, .expires = 1 },
+	  -EINVAL },
+	{ "cancel on set, monotonic",
+	  { .flags = HTW_TIMER_ABSTIME | HTW_TIMER_CANCEL_ON_SET,
+	    .expires = 1 }, -EINVAL },
+	{ "cancel on set, relative",
+	  { .flags = HTW_TIMER_REALTIME | HTW_TIMER_CANCEL_ON_SET,
+	    .expires = 1 }, -EINVAL },
+	{ "cancel on set, realtime, absolute",
+	  { .flags = HTW_TIMER_ABSTIME | HTW_TIMER_REALTIME |
+		     HTW_TIMER_CANCEL_ON_SET, .expires = 1 }, 0 },
+	{ "realtime", { .flags = HTW_TIMER_REALTIME, .expires = 1 }, 0 },
 	{ "period below minimum",
 	  { .expires = 1, .period = TEST_MIN_PERIOD - 1 }, -EINVAL },
 	{ "period above maximum",
@@ -615,6 +810,12 @@ static struct kunit_case htw_ctx_test_cases[] = {
 	KUNIT_CASE(htw_ctx_contexts_do_not_share_ids),
 	KUNIT_CASE(htw_ctx_boottime_timer_runs_on_boottime),
 	KUNIT_CASE(htw_ctx_destroy_releases_every_timer),
+	KUNIT_CASE(htw_ctx_reports_times_with_its_offsets),
+	KUNIT_CASE(htw_ctx_realtime_timer_fires_at_its_wall_time),
+	KUNIT_CASE(htw_ctx_realtime_timer_follows_the_wall_clock),
+	KUNIT_CASE(htw_ctx_cancel_on_set_is_cancelled_once),
+	KUNIT_CASE(htw_ctx_early_timer_is_not_lost),
+	KUNIT_CASE(htw_ctx_read_after_a_set_cancels),
 	KUNIT_CASE_PARAM(htw_ctx_spec_is_validated, htw_ctx_spec_gen_params),
 	{}
 };

@@ -2,13 +2,14 @@
 /*
  * htwctl - arm timers on /dev/htw and print their events
  *
- *   htwctl [--boottime] --after DUR [--every DUR] [--count N] [--after ...]
+ *   htwctl [--boottime|--realtime] --after DUR [--every DUR] [--count N] [--after ...]
  *   htwctl info
  *   htwctl demo
  *
  * Each --after starts a timer, armed relative to the start; --every makes it
  * periodic, --count says how many expiries to wait for (default 1, or
- * forever for a periodic timer), --boottime puts it on CLOCK_BOOTTIME.  DUR
+ * forever for a periodic timer), --boottime puts it on CLOCK_BOOTTIME and
+ * --realtime on CLOCK_REALTIME, the wall clock.  DUR
  * is a number with a unit: ns, us, ms or s.  All timers are armed with one
  * HTW_IOC_BATCH; each event is printed with the time since the start, the
  * timer, its expiry count and its lateness: how long after its expiry the
@@ -119,7 +120,34 @@ static int cmd_info(void)
 	return 0;
 }
 
-static int arm_all(int fd, __u64 start_mono, __u64 start_boot)
+/* The clock of timer flags, or of event flags. */
+static clockid_t timer_clock(__u32 flags)
+{
+	if (flags & HTW_TIMER_REALTIME)
+		return CLOCK_REALTIME;
+	return flags & HTW_TIMER_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+}
+
+static clockid_t event_clock(__u32 flags)
+{
+	if (flags & HTW_EVENT_REALTIME)
+		return CLOCK_REALTIME;
+	return flags & HTW_EVENT_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+}
+
+/* When the run started, on each clock a timer may use. */
+struct starts {
+	__u64 mono, boot, real;
+};
+
+static __u64 start_of(const struct starts *st, clockid_t clock)
+{
+	if (clock == CLOCK_REALTIME)
+		return st->real;
+	return clock == CLOCK_BOOTTIME ? st->boot : st->mono;
+}
+
+static int arm_all(int fd, const struct starts *st)
 {
 	struct htw_op ops[MAX_TIMERS];
 	struct htw_batch b = {
@@ -133,8 +161,7 @@ static int arm_all(int fd, __u64 start_mono, __u64 start_boot)
 	memset(ops, 0, sizeof(ops));
 	for (i = 0; i < nr_timers; i++) {
 		struct timer *t = &timers[i];
-		__u64 start = t->flags & HTW_TIMER_BOOTTIME ? start_boot :
-								  start_mono;
+		__u64 start = start_of(st, timer_clock(t->flags));
 
 		ops[i].op = HTW_OP_ARM;
 		ops[i].spec.flags = t->flags | HTW_TIMER_ABSTIME;
@@ -160,7 +187,8 @@ static int arm_all(int fd, __u64 start_mono, __u64 start_boot)
 
 static int cmd_run(void)
 {
-	__u64 start_mono, start_boot, now;
+	struct starts st;
+	__u64 now;
 	struct htw_event ev[64];
 	unsigned int left = nr_timers;
 	struct htw_cancel c = { 0 };
@@ -170,9 +198,10 @@ static int cmd_run(void)
 	fd = open_dev();
 	if (fd < 0)
 		return 1;
-	start_mono = now_ns(CLOCK_MONOTONIC);
-	start_boot = now_ns(CLOCK_BOOTTIME);
-	if (arm_all(fd, start_mono, start_boot)) {
+	st.mono = now_ns(CLOCK_MONOTONIC);
+	st.boot = now_ns(CLOCK_BOOTTIME);
+	st.real = now_ns(CLOCK_REALTIME);
+	if (arm_all(fd, &st)) {
 		close(fd);
 		return 1;
 	}
@@ -185,10 +214,8 @@ static int cmd_run(void)
 		}
 		for (j = 0; j < n / (ssize_t)sizeof(ev[0]); j++) {
 			struct timer *t = &timers[ev[j].user_data];
-			clockid_t clock = ev[j].flags & HTW_EVENT_BOOTTIME ?
-					  CLOCK_BOOTTIME : CLOCK_MONOTONIC;
-			__u64 start = clock == CLOCK_BOOTTIME ? start_boot :
-								   start_mono;
+			clockid_t clock = event_clock(ev[j].flags);
+			__u64 start = start_of(&st, clock);
 
 			now = now_ns(clock);
 			t->seen += ev[j].count;
@@ -257,7 +284,7 @@ static int cmd_demo(void)
 static int usage(void)
 {
 	fprintf(stderr,
-		"Usage: htwctl [--boottime] --after DUR [--every DUR] [--count N] [--after ...]\n"
+		"Usage: htwctl [--boottime|--realtime] --after DUR [--every DUR] [--count N] [--after ...]\n"
 		"       htwctl info\n"
 		"       htwctl demo\n"
 		"DUR is a number with a unit: ns, us, ms or s (e.g. 250ms)\n");
@@ -282,6 +309,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(opt, "--boottime")) {
 			flags = HTW_TIMER_BOOTTIME;
+			continue;
+		}
+		if (!strcmp(opt, "--realtime")) {
+			flags = HTW_TIMER_REALTIME;
 			continue;
 		}
 		if (!arg)

@@ -449,24 +449,41 @@ static __u32 pick_flags(struct fuzz *fz)
 {
 	__u64 r = rnd_below(fz, 100);
 
-	if (r < 45)
+	if (r < 40)
 		return 0;
-	if (r < 65)
+	if (r < 55)
 		return HTW_TIMER_ABSTIME;
-	if (r < 78)
+	if (r < 65)
 		return HTW_TIMER_BOOTTIME;
-	if (r < 90)
+	if (r < 75)
 		return HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME;
+	if (r < 80)
+		return HTW_TIMER_REALTIME;
+	if (r < 85)
+		return HTW_TIMER_ABSTIME | HTW_TIMER_REALTIME;
+	if (r < 88)
+		return HTW_TIMER_ABSTIME | HTW_TIMER_REALTIME |
+		       HTW_TIMER_CANCEL_ON_SET;
+	if (r < 90)
+		return HTW_TIMER_CANCEL_ON_SET |
+		       (__u32)rnd_below(fz, 2 * HTW_TIMER_CANCEL_ON_SET);
 	if (r < 95)
 		return 1U << rnd_below(fz, 32);
 	return (__u32)rnd(fz);
 }
 
+/* The clock a spec's flags name, whether the kernel takes them or not. */
+static clockid_t flags_clock(__u32 flags)
+{
+	if (flags & HTW_TIMER_REALTIME)
+		return CLOCK_REALTIME;
+	return flags & HTW_TIMER_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+}
+
 /* Mostly within 50 ms, so that events keep coming. */
 static __u64 pick_expires(struct fuzz *fz, __u32 flags)
 {
-	clockid_t clock = (flags & HTW_TIMER_BOOTTIME) && !one_in(fz, 8) ?
-			  CLOCK_BOOTTIME : CLOCK_MONOTONIC;
+	clockid_t clock = one_in(fz, 8) ? CLOCK_MONOTONIC : flags_clock(flags);
 	__u64 r = rnd_below(fz, 100), now;
 
 	if (r < 3)
@@ -531,7 +548,15 @@ static enum verdict spec_verdict(const struct fuzz *fz,
 {
 	__u64 now;
 
-	if (s->flags & ~(__u32)(HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME))
+	const __u32 known = HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME |
+			    HTW_TIMER_REALTIME | HTW_TIMER_CANCEL_ON_SET;
+	const __u32 rt_abs = HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME;
+
+	if (s->flags & ~known)
+		return V_BAD;
+	if ((s->flags & HTW_TIMER_BOOTTIME) && (s->flags & HTW_TIMER_REALTIME))
+		return V_BAD;
+	if ((s->flags & HTW_TIMER_CANCEL_ON_SET) && (s->flags & rt_abs) != rt_abs)
 		return V_BAD;
 	if (s->period && (s->period < fz->min_period ||
 			  s->period > HTW_TIME_MAX))
@@ -539,8 +564,7 @@ static enum verdict spec_verdict(const struct fuzz *fz,
 	if (s->flags & HTW_TIMER_ABSTIME)
 		return s->expires > HTW_TIME_MAX ? V_BAD : V_OK;
 	/* The kernel adds its present, which is ours or later. */
-	now = htw_now(s->flags & HTW_TIMER_BOOTTIME ? CLOCK_BOOTTIME :
-						      CLOCK_MONOTONIC);
+	now = htw_now(flags_clock(s->flags));
 	if (s->expires > HTW_TIME_MAX - now)
 		return V_BAD;
 	return s->expires > HTW_TIME_MAX - now - NOW_SLACK ? V_EITHER : V_OK;
@@ -1073,20 +1097,31 @@ static bool do_command(struct fuzz *fz, int slot)
 static bool check_events(struct fuzz *fz, int slot, const char *p, long n)
 {
 	__u64 mono = htw_now(CLOCK_MONOTONIC), boot = htw_now(CLOCK_BOOTTIME);
-	const __u32 known = HTW_EVENT_LAST | HTW_EVENT_BOOTTIME;
+	__u64 real = htw_now(CLOCK_REALTIME);
+	const __u32 known = HTW_EVENT_LAST | HTW_EVENT_BOOTTIME |
+			    HTW_EVENT_REALTIME | HTW_EVENT_CANCELED;
 	struct htw_event ev;
-	bool last, ok;
+	bool last, canceled, ok;
 	__u64 now;
 	long i;
 
 	for (i = 0; i < n; i++) {
 		memcpy(&ev, p + i * EV_SIZE, sizeof(ev));
 		last = ev.flags & HTW_EVENT_LAST;
-		now = ev.flags & HTW_EVENT_BOOTTIME ? boot : mono;
-		/* A one-shot timer expires once; none is early, nor future. */
-		ok = ev.id && !(ev.flags & ~known) && ev.count &&
-		     (!last || ev.count == 1) && ev.fired >= ev.expires &&
-		     ev.fired <= now;
+		canceled = ev.flags & HTW_EVENT_CANCELED;
+		now = ev.flags & HTW_EVENT_REALTIME ? real :
+		      ev.flags & HTW_EVENT_BOOTTIME ? boot : mono;
+		/*
+		 * A one-shot timer expires once; none is early, nor future.  A
+		 * set of the wall clock cancels with a last event.
+		 */
+		if (canceled)
+			ok = ev.id && !(ev.flags & ~known) && last &&
+			     (ev.flags & HTW_EVENT_REALTIME) && ev.fired <= now;
+		else
+			ok = ev.id && !(ev.flags & ~known) && ev.count &&
+			     (!last || ev.count == 1) &&
+			     ev.fired >= ev.expires && ev.fired <= now;
 		if (!ok) {
 			char desc[160];
 

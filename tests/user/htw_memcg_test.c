@@ -6,6 +6,7 @@
  * reports how much slab memory the cgroup gained.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
@@ -109,25 +110,41 @@ static long long arm_in_cgroup(void)
 	return before < 0 || after < 0 ? -1 : after - before;
 }
 
+/*
+ * Run @fn in a child; return what it returned (LLONG_MIN if it could not
+ * tell), and its exit status in *@status.
+ */
+static long long run_in_child(long long (*fn)(void), int *status)
+{
+	long long v = LLONG_MIN;
+	int pipefd[2];
+	pid_t pid;
+
+	*status = -1;
+	if (pipe(pipefd))
+		return v;
+	pid = fork();
+	if (!pid) {
+		v = fn();
+		_exit(write(pipefd[1], &v, sizeof(v)) != sizeof(v));
+	}
+	if (pid < 0 || waitpid(pid, status, 0) != pid ||
+	    read(pipefd[0], &v, sizeof(v)) != sizeof(v))
+		v = LLONG_MIN;
+	close(pipefd[0]);
+	close(pipefd[1]);
+	return v;
+}
+
 TEST(timers_are_charged_to_the_callers_memory_cgroup)
 {
 	const char *why = make_cgroup();
 	long long charged;
-	int pipefd[2], status;
-	pid_t pid;
+	int status;
 
 	if (why)
 		SKIP(return, "%s", why);
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		charged = arm_in_cgroup();
-		_exit(write(pipefd[1], &charged, sizeof(charged)) !=
-		      sizeof(charged));
-	}
-	ASSERT_EQ(sizeof(charged), read(pipefd[0], &charged, sizeof(charged)));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	charged = run_in_child(arm_in_cgroup, &status);
 	EXPECT_EQ(0, status);
 	rmdir(CG);
 
@@ -135,6 +152,94 @@ TEST(timers_are_charged_to_the_callers_memory_cgroup)
 	TH_LOG("%d timers: %lld bytes of slab charged to the cgroup",
 	       NR_TIMERS, charged);
 	EXPECT_LE((long long)NR_TIMERS * TIMER_BYTES, charged);
+}
+
+/*
+ * The number after @key in a flat-keyed file of the cgroup, or the file's
+ * only number if @key is NULL; -1 if there is none.
+ */
+static long long cg_value(const char *file, const char *key)
+{
+	long long v = -1, n;
+	char path[128], name[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), CG "/%s", file);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (!key) {
+		if (fscanf(f, "%lld", &n) == 1)
+			v = n;
+	} else {
+		while (fscanf(f, "%63s %lld", name, &n) == 2) {
+			if (!strcmp(name, key)) {
+				v = n;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * In the child, in a cgroup that allows 2 MiB more than it holds: arm until
+ * an operation fails; return its result (or 1 if none failed).  Memory the
+ * child touches is faulted in before it joins, so that only htw's
+ * allocations meet the limit; the file is closed before the child reports,
+ * so that the report's own memory (a pipe's page) is not over the limit.
+ */
+static long long arm_until_full(void)
+{
+	static struct htw_op ops[256];
+	int fd, i, n, ret = 1;
+	long long current;
+	char limit[32];
+
+	memset(ops, 0, sizeof(ops));
+	fd = htw_open();
+	if (fd < 0 || write_file(CG "/cgroup.procs", "0"))
+		return 2;
+	current = cg_value("memory.current", NULL);
+	snprintf(limit, sizeof(limit), "%lld", current + (2 << 20));
+	if (current < 0 || write_file(CG "/memory.max", limit))
+		return 3;
+	for (n = 0; n < 10000 && ret == 1; n++) {
+		for (i = 0; i < 256; i++)
+			ops[i] = (struct htw_op){ .op = HTW_OP_ARM,
+						  .spec.expires = FAR };
+		if (htw_batch(fd, ops, 256) != 256) {
+			ret = 4;
+			break;
+		}
+		for (i = 0; i < 256 && ret == 1; i++)
+			if (ops[i].result)
+				ret = ops[i].result;
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * Over its memory cgroup's limit, arming fails with ENOMEM: the caller is
+ * told, rather than killed by the cgroup's OOM killer.
+ */
+TEST(arming_over_the_cgroup_limit_is_enomem_not_oom)
+{
+	const char *why = make_cgroup();
+	long long result;
+	int status;
+
+	if (why)
+		SKIP(return, "%s", why);
+	result = run_in_child(arm_until_full, &status);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the child did not live to tell: status %#x", status);
+	EXPECT_EQ(-ENOMEM, result);
+	EXPECT_EQ(0, cg_value("memory.events", "oom_kill"));
+	write_file(CG "/memory.max", "max");
+	rmdir(CG);
 }
 
 int main(int argc, char **argv)

@@ -23,9 +23,25 @@
  * it for the first one after the present, as timerfd does.
  *
  * Times are __u64 nanoseconds on CLOCK_MONOTONIC, or on CLOCK_BOOTTIME for
- * a timer armed with %HTW_TIMER_BOOTTIME, as clock_gettime() reads them.
- * A timer is never delivered before its expiry, and at most one tick of the
- * wheel (see struct htw_info) after it, plus scheduling latency.
+ * a timer armed with %HTW_TIMER_BOOTTIME, or on CLOCK_REALTIME for one armed
+ * with %HTW_TIMER_REALTIME, as clock_gettime() reads them.  A timer is never
+ * delivered before its expiry, and at most one tick of the wheel (see struct
+ * htw_info) after it, plus scheduling latency.
+ *
+ * In a time namespace, as with timerfd_settime(), an absolute expiry is a
+ * time on the clocks of the caller's namespace; the times a file reports
+ * are on the clocks of the namespace of the process that opened it.
+ *
+ * A CLOCK_REALTIME timer follows the wall clock: when the clock is set
+ * (settimeofday(), clock_settime(), a step of NTP, a resume), the timer is
+ * moved to fire when the wall clock reaches its expiry, and it never fires
+ * while the wall clock reads less than its expiry (an event queued before
+ * the clock was set back stays queued).  A relative expiry is made
+ * absolute on the wall clock when the timer is armed, and follows it too,
+ * where timerfd's relative CLOCK_REALTIME timers do not.  Armed with
+ * %HTW_TIMER_CANCEL_ON_SET, the timer is cancelled by the next set that
+ * moves the wall clock instead, and its event says so
+ * (%HTW_EVENT_CANCELED), as timerfd's -ECANCELED does.
  *
  * Every structure below may grow at its end.  The kernel reads the size the
  * caller passes (in the ioctl number, or in @op_size for batch operations):
@@ -67,7 +83,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define HTW_ABI_VERSION		2
+#define HTW_ABI_VERSION		3
 
 /* Latest expiry, and longest period, accepted: the largest ktime_t. */
 #define HTW_TIME_MAX		((__u64)0x7fffffffffffffffULL)
@@ -78,10 +94,14 @@
 /* Flags of struct htw_timer_spec. */
 #define HTW_TIMER_ABSTIME	_BITUL(0)
 #define HTW_TIMER_BOOTTIME	_BITUL(1)
+#define HTW_TIMER_REALTIME	_BITUL(2)	/* version 3 */
+#define HTW_TIMER_CANCEL_ON_SET	_BITUL(3)	/* version 3 */
 
 /* Flags of struct htw_event. */
 #define HTW_EVENT_LAST		_BITUL(0)
 #define HTW_EVENT_BOOTTIME	_BITUL(1)
+#define HTW_EVENT_REALTIME	_BITUL(2)	/* version 3 */
+#define HTW_EVENT_CANCELED	_BITUL(3)	/* version 3 */
 
 /**
  * struct htw_info - what HTW_IOC_INFO reports
@@ -126,7 +146,11 @@ struct htw_info {
  *	ignored).  HTW_IOC_MODIFY: in, the timer to re-arm.
  * @flags: %HTW_TIMER_ABSTIME: @expires is a time on the clock, else ns from
  *	now.  %HTW_TIMER_BOOTTIME: the timer runs on CLOCK_BOOTTIME (it counts
- *	time suspended), else on CLOCK_MONOTONIC.
+ *	time suspended); %HTW_TIMER_REALTIME: on CLOCK_REALTIME, the wall
+ *	clock (a relative expiry is made absolute on it when armed); else on
+ *	CLOCK_MONOTONIC.  Not both.  %HTW_TIMER_CANCEL_ON_SET, with
+ *	%HTW_TIMER_REALTIME and %HTW_TIMER_ABSTIME only: the next set of the
+ *	wall clock cancels the timer, with an event of %HTW_EVENT_CANCELED.
  * @expires: the first expiry; once made absolute it must not exceed
  *	%HTW_TIME_MAX.  An expiry already past is delivered at once.
  * @period: 0 for a one-shot timer; else the ns between expiries, from
@@ -211,12 +235,19 @@ struct htw_batch {
 /**
  * struct htw_event - one record returned by read()
  * @id: the timer
- * @flags: %HTW_EVENT_LAST: the timer was one-shot; this is its only event
- *	and its id is released (it may be given to a new timer).
- *	%HTW_EVENT_BOOTTIME: the times below are on CLOCK_BOOTTIME, else on
- *	CLOCK_MONOTONIC.
+ * @flags: %HTW_EVENT_LAST: the timer was one-shot, or was cancelled; this is
+ *	its last event and its id is released (it may be given to a new
+ *	timer).  %HTW_EVENT_BOOTTIME, %HTW_EVENT_REALTIME: the times below are
+ *	on CLOCK_BOOTTIME, on CLOCK_REALTIME, else on CLOCK_MONOTONIC.
+ *	%HTW_EVENT_CANCELED (with %HTW_EVENT_LAST): a timer armed with
+ *	%HTW_TIMER_CANCEL_ON_SET was cancelled because the wall clock was set;
+ *	@count is 0, @expires the expiry it was armed for, @fired the time
+ *	the cancel was found.  (A periodic timer whose event waited to be read
+ *	when the clock was set is cancelled by that event: it counts the
+ *	expiries before the set.)
  * @user_data: the timer's &htw_timer_spec.user_data
- * @count: expiries since the timer's previous event was read, at least 1:
+ * @count: expiries since the timer's previous event was read, at least 1
+ *	but in an event of %HTW_EVENT_CANCELED:
  *	the expiries of a periodic timer that pass before its event is read
  *	are counted in it, up to the moment of the read
  * @expires: the latest of those expiries, as scheduled
@@ -244,8 +275,11 @@ struct htw_event {
  * HTW_IOC_INFO: fill a struct htw_info.
  *
  * HTW_IOC_ARM: arm a new timer and write its id to &htw_timer_spec.id.
- *	%EINVAL: an expiry beyond %HTW_TIME_MAX (a relative one included), or a
- *	period outside [&htw_info.min_period_ns, %HTW_TIME_MAX].
+ *	%EINVAL: an expiry beyond %HTW_TIME_MAX (a relative one included), a
+ *	period outside [&htw_info.min_period_ns, %HTW_TIME_MAX], both
+ *	%HTW_TIMER_BOOTTIME and %HTW_TIMER_REALTIME, or
+ *	%HTW_TIMER_CANCEL_ON_SET without both %HTW_TIMER_REALTIME and
+ *	%HTW_TIMER_ABSTIME.
  *	%ENOSPC: the context holds &htw_info.max_timers timers already, or
  *	its user would hold more than &htw_info.max_user_timers (the file's
  *	first timer on a clock also counts the clock's wheel).

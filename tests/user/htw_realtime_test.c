@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * CLOCK_REALTIME timers across sets of the wall clock, beside timerfd.
+ *
+ * A wall-clock timer is never delivered while clock_gettime(CLOCK_REALTIME)
+ * reads less than its expiry: set forward past it, it comes at once; set
+ * back, it waits for the wall clock.  One armed with
+ * HTW_TIMER_CANCEL_ON_SET gets one event of HTW_EVENT_CANCELED instead, as
+ * a timerfd's read() gets -ECANCELED.  The test sets the guest's wall
+ * clock, and puts it back as it found it (plus the time that passed).
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/timerfd.h>
+
+#include "kselftest_harness.h"
+#include "htw_user.h"
+
+#define MS		NSEC_PER_MSEC
+#define RT		(HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME)
+
+static int set_wall(__u64 ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+}
+
+FIXTURE(rt) {
+	int fd;
+	__u64 wall0, mono0;
+};
+
+FIXTURE_SETUP(rt)
+{
+	self->wall0 = htw_now(CLOCK_REALTIME);
+	self->mono0 = htw_now(CLOCK_MONOTONIC);
+	self->fd = htw_open();
+	ASSERT_LE(0, self->fd);
+}
+
+/* The wall clock as it was, plus the time that passed. */
+FIXTURE_TEARDOWN(rt)
+{
+	set_wall(self->wall0 + htw_now(CLOCK_MONOTONIC) - self->mono0);
+	close(self->fd);
+}
+
+/* The next event of @fd within @ms, or false. */
+static bool next_event(int fd, struct htw_event *ev, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, ms) == 1 && htw_read(fd, ev, 1) == 1;
+}
+
+static int rt_timerfd(__u64 expires, bool cancel_on_set)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = expires / NSEC_PER_SEC,
+			      .tv_nsec = expires % NSEC_PER_SEC },
+	};
+	int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (fd >= 0 &&
+	    timerfd_settime(fd, TFD_TIMER_ABSTIME |
+			    (cancel_on_set ? TFD_TIMER_CANCEL_ON_SET : 0),
+			    &its, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+TEST_F(rt, fires_when_the_wall_clock_reaches_it)
+{
+	__u64 w = htw_now(CLOCK_REALTIME) + 50 * MS, t0;
+	struct htw_event ev;
+	long id;
+
+	id = htw_arm(self->fd, RT, w, 0, 1);
+	ASSERT_LT(0, id);
+	ASSERT_TRUE(next_event(self->fd, &ev, 5000));
+	EXPECT_LE(w, htw_now(CLOCK_REALTIME));
+	EXPECT_EQ(id, ev.id);
+	EXPECT_EQ(HTW_EVENT_LAST | HTW_EVENT_REALTIME, ev.flags);
+	EXPECT_EQ(w, ev.expires);
+	EXPECT_LE(w, ev.fired);
+
+	/* A relative one is made absolute on the wall clock when armed. */
+	t0 = htw_now(CLOCK_REALTIME);
+	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_REALTIME, 50 * MS, 0, 2));
+	ASSERT_TRUE(next_event(self->fd, &ev, 5000));
+	EXPECT_LE(t0 + 50 * MS, ev.expires);
+	EXPECT_LE(ev.expires, ev.fired);
+	EXPECT_EQ(2, ev.user_data);
+}
+
+/*
+ * Set forward past their expiry: the timer comes at once, the
+ * cancel-on-set one is cancelled, as timerfd's; a CLOCK_MONOTONIC timer
+ * does not move.
+ */
+TEST_F(rt, wall_clock_set_forward)
+{
+	__u64 now = htw_now(CLOCK_REALTIME), w = now + 10 * NSEC_PER_SEC;
+	struct htw_event ev, got[2];
+	long plain, cancel, mono;
+	int tfd, i;
+	__u64 v;
+
+	plain = htw_arm(self->fd, RT, w, 0, 1);
+	cancel = htw_arm(self->fd, RT | HTW_TIMER_CANCEL_ON_SET, w, 0, 2);
+	mono = htw_arm(self->fd, 0, 10 * NSEC_PER_SEC, 0, 3);
+	ASSERT_LT(0, plain);
+	ASSERT_LT(0, cancel);
+	ASSERT_LT(0, mono);
+	tfd = rt_timerfd(w, true);
+	ASSERT_LE(0, tfd);
+
+	if (set_wall(now + 20 * NSEC_PER_SEC))
+		SKIP(return, "cannot set the wall clock: %s", strerror(errno));
+
+	/* Both come at once, in either order. */
+	for (i = 0; i < 2; i++) {
+		ASSERT_TRUE(next_event(self->fd, &ev, 5000));
+		ASSERT_TRUE(ev.user_data == 1 || ev.user_data == 2);
+		got[ev.user_data - 1] = ev;
+	}
+	EXPECT_EQ(plain, got[0].id);
+	EXPECT_EQ(HTW_EVENT_LAST | HTW_EVENT_REALTIME, got[0].flags);
+	EXPECT_EQ(w, got[0].expires);
+	EXPECT_LE(w, got[0].fired);
+	EXPECT_EQ(cancel, got[1].id);
+	EXPECT_EQ(HTW_EVENT_LAST | HTW_EVENT_REALTIME | HTW_EVENT_CANCELED,
+		  got[1].flags);
+	EXPECT_EQ(0, got[1].count);
+	EXPECT_EQ(w, got[1].expires);
+	/* timerfd says the same. */
+	EXPECT_EQ(-1, read(tfd, &v, sizeof(v)));
+	EXPECT_EQ(ECANCELED, errno);
+	close(tfd);
+
+	/* Once: nothing more, and the monotonic timer waits. */
+	EXPECT_FALSE(next_event(self->fd, &ev, 500));
+	EXPECT_EQ(-ENOENT, htw_cancel(self->fd, cancel));
+	EXPECT_EQ(0, htw_cancel(self->fd, mono));
+}
+
+/*
+ * Set back: the timer's time on CLOCK_MONOTONIC passes, but the wall clock
+ * has not reached its expiry, and it waits for the wall clock.  The set
+ * comes well before the expiry, however slow the guest.
+ */
+TEST_F(rt, wall_clock_set_back)
+{
+	__u64 now = htw_now(CLOCK_REALTIME), w = now + 2 * NSEC_PER_SEC;
+	struct htw_event ev;
+	long plain, cancel;
+	__u64 m0;
+
+	plain = htw_arm(self->fd, RT, w, 0, 1);
+	cancel = htw_arm(self->fd, RT | HTW_TIMER_CANCEL_ON_SET, w, 0, 2);
+	ASSERT_LT(0, plain);
+	ASSERT_LT(0, cancel);
+	m0 = htw_now(CLOCK_MONOTONIC);
+	ASSERT_GT(w, htw_now(CLOCK_REALTIME)) TH_LOG("too slow to set the clock in time");
+
+	if (set_wall(now - 3 * NSEC_PER_SEC))
+		SKIP(return, "cannot set the wall clock: %s", strerror(errno));
+
+	ASSERT_TRUE(next_event(self->fd, &ev, 5000));
+	EXPECT_EQ(cancel, ev.id);
+	EXPECT_EQ(HTW_EVENT_LAST | HTW_EVENT_REALTIME | HTW_EVENT_CANCELED,
+		  ev.flags);
+
+	ASSERT_TRUE(next_event(self->fd, &ev, 15000));
+	EXPECT_EQ(plain, ev.id);
+	EXPECT_LE(w, htw_now(CLOCK_REALTIME));
+	EXPECT_EQ(w, ev.expires);
+	EXPECT_LE(w, ev.fired);
+	/* 5 s of CLOCK_MONOTONIC, not 2 s. */
+	EXPECT_LE(m0 + 5 * NSEC_PER_SEC, htw_now(CLOCK_MONOTONIC));
+	TH_LOG("came %llu ms after it was armed, by CLOCK_MONOTONIC",
+	       (unsigned long long)(htw_now(CLOCK_MONOTONIC) - m0) / MS);
+}
+
+/*
+ * A periodic wall-clock timer set forward: its next event comes at once,
+ * not a period later, on its wall-clock grid, counting the expiries the
+ * set jumped over.
+ */
+TEST_F(rt, periodic_follows_the_wall_clock_forward)
+{
+	__u64 now = htw_now(CLOCK_REALTIME), w = now + 50 * MS, m;
+	__u64 period = 5 * NSEC_PER_SEC;
+	struct htw_event ev;
+
+	ASSERT_LT(0, htw_arm(self->fd, RT, w, period, 1));
+	ASSERT_TRUE(next_event(self->fd, &ev, 5000));
+	EXPECT_EQ(HTW_EVENT_REALTIME, ev.flags);
+	EXPECT_EQ(w, ev.expires);
+	EXPECT_EQ(1, ev.count);
+
+	if (set_wall(htw_now(CLOCK_REALTIME) + 4 * period))
+		SKIP(return, "cannot set the wall clock: %s", strerror(errno));
+	m = htw_now(CLOCK_MONOTONIC);
+	ASSERT_TRUE(next_event(self->fd, &ev, 10000));
+	EXPECT_GT(m + period / 2, htw_now(CLOCK_MONOTONIC));
+	EXPECT_EQ(0, (ev.expires - w) % period);
+	EXPECT_LE(4, ev.count);
+	EXPECT_LE(ev.expires, htw_now(CLOCK_REALTIME));
+}
+
+int main(int argc, char **argv)
+{
+	return htw_test_main(argc, argv);
+}
