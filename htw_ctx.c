@@ -65,17 +65,18 @@
  * Holding that lock nothing may wake a task (a wake-up can read the clock
  * and wait for the lock), so the notifier raises an irq_work, which queues
  * the work, which queues each context's own work (htw_ctx_realign_fn()).
- * That work never waits for the context's mutex, which a user may hold
- * across a fault that never ends (a read into a stalled FUSE mapping): if
- * the mutex is taken, it leaves a flag, and whoever holds the mutex queues
- * the work again as it lets go (htw_ctx_unlock()).  The wheel of wall-clock
- * timers has all its levels from the start, charged as every wheel's
- * footprint is: moving a timer never needs memory.
  * Until that runs, a timer placed with the old offset may fire while the
  * wall clock reads less than W (it was set back): its callback then queues
  * nothing and queues the context's work instead, which puts it back.  A
  * timer armed with %HTW_TIMER_CANCEL_ON_SET is not moved: it gets an event
  * of %HTW_EVENT_CANCELED and is released when that is read.
+ *
+ * The context's work never waits for its mutex, which a user may hold
+ * across a fault that never ends (a read into a stalled FUSE mapping): if
+ * the mutex is taken, the work leaves a flag, and whoever holds the mutex
+ * queues the work again as it lets go (htw_ctx_unlock()).  The wheel of
+ * wall-clock timers has all its levels from the start, charged as every
+ * wheel's footprint is: moving a timer never needs memory.
  *
  * Lifetime: a timer is freed when it is cancelled, when the event of a
  * one-shot timer is read (its id is released then: a one-shot timer has
@@ -238,7 +239,6 @@ static struct kmem_cache *htw_utimer_cache;
  * found it taken meanwhile, queue it again (see "Wall-clock timers").
  */
 static void htw_ctx_unlock(struct htw_ctx *ctx)
-	__releases(&ctx->lock)
 {
 	mutex_unlock(&ctx->lock);
 	/* Pairs with the barrier in htw_ctx_realign_fn(). */
@@ -538,7 +538,7 @@ static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 
 	spin_lock_irqsave(&ctx->wqh.lock, flags);
 	ut->count += count;
-	/* A wall-clock timer's holds its expiry on the wall clock already. */
+	/* A wall-clock timer holds its expiry on the wall clock already. */
 	if (!(ut->flags & HTW_UT_REALTIME))
 		ut->expires = expired;
 	ut->fired = now;
