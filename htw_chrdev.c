@@ -27,6 +27,7 @@
  */
 
 #include <linux/compat.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/cred.h>
 #include <linux/miscdevice.h>
@@ -192,13 +193,29 @@ static __poll_t htw_poll(struct file *file, struct poll_table_struct *wait)
 	return htw_ctx_poll(file->private_data, file, wait);
 }
 
+/* The file's timers and events, and the limits they count against. */
 static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 {
+	struct htw_ctx *ctx = file->private_data;
 	u32 nr_timers, nr_queued;
 
-	htw_ctx_counts(file->private_data, &nr_timers, &nr_queued);
-	seq_printf(m, "timers:\t%u\nqueued:\t%u\n", nr_timers, nr_queued);
+	htw_ctx_counts(ctx, &nr_timers, &nr_queued);
+	seq_printf(m, "timers:\t%u\nqueued:\t%u\nmax_timers:\t%u\n",
+		   nr_timers, nr_queued, max_timers);
+	seq_printf(m, "user_timers:\t%lu\nmax_user_timers:\t%u\n",
+		   htw_user_timers(htw_ctx_user(ctx)),
+		   READ_ONCE(max_user_timers));
 }
+
+/* Root's view of every wheel, as htw_wheels_show() prints it. */
+static int htw_wheels_debugfs_show(struct seq_file *m, void *unused)
+{
+	htw_wheels_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(htw_wheels_debugfs);
+
+static struct dentry *htw_debugfs;
 
 static int htw_ioctl_info(struct htw_ctx *ctx, void __user *argp,
 			  size_t usize)
@@ -435,6 +452,10 @@ static int __init htw_init(void)
 	ret = misc_register(&htw_misc);
 	if (ret)
 		goto err_ctx_exit;
+	/* Debugging aid only: no error of debugfs stops the module. */
+	htw_debugfs = debugfs_create_dir("htw", NULL);
+	debugfs_create_file("wheels", 0400, htw_debugfs, NULL,
+			    &htw_wheels_debugfs_fops);
 	return 0;
 
 err_ctx_exit:
@@ -445,6 +466,7 @@ module_init(htw_init);
 
 static void __exit htw_exit(void)
 {
+	debugfs_remove_recursive(htw_debugfs);
 	misc_deregister(&htw_misc);
 	htw_ctx_exit();
 }

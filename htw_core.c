@@ -124,14 +124,19 @@
 #include <linux/limits.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
+#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
 #include "htw_compat.h"
 #include "htw_core.h"
+
+#define CREATE_TRACE_POINTS
+#include "htw_trace.h"
 
 /*
  * A timer's @slot says where it is: idle, on the due list, or in the bucket
@@ -189,9 +194,16 @@ struct htw_wheel {
 	bool draining;			/* a run left a bucket half emptied */
 	bool dead;			/* htw_wheel_destroy() has begun */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
-	u64 runs, fired, cascaded;	/* statistics */
+	u64 runs, fired, cascaded, budget_stops;	/* statistics */
+	u32 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
+
+	struct list_head node;		/* in htw_wheels */
 	struct htw_level levels[];
 };
+
+/* Every wheel, for htw_wheels_show(). */
+static LIST_HEAD(htw_wheels);
+static DEFINE_MUTEX(htw_wheels_lock);
 
 static inline bool htw_manual(const struct htw_wheel *wheel)
 {
@@ -211,6 +223,12 @@ static inline u64 htw_mask(const struct htw_wheel *wheel)
 static inline unsigned int htw_slot_level(const struct htw_wheel *wheel, u32 slot)
 {
 	return slot >> wheel->shift;
+}
+
+/* The level of an armed timer's @slot, or -1 for the due list (tracing). */
+static inline int htw_trace_level(const struct htw_wheel *wheel, u32 slot)
+{
+	return slot == HTW_SLOT_DUE ? -1 : htw_slot_level(wheel, slot);
 }
 
 static inline struct list_head *htw_bucket(const struct htw_wheel *wheel, u32 slot)
@@ -474,9 +492,13 @@ static bool __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags,
 				return false;
 			timer = list_first_entry(bucket, struct htw_timer, entry);
 			__htw_unlink(wheel, timer);
-			if (level)
-				wheel->cascaded++;
 			__htw_enqueue(wheel, timer);
+			if (level) {
+				wheel->cascaded++;
+				trace_htw_timer_cascade(wheel, timer, timer->expires,
+							level,
+							htw_trace_level(wheel, timer->slot));
+			}
 
 			if (++*moves % HTW_MOVE_BATCH == 0) {
 				spin_unlock_irqrestore(&wheel->lock, *flags);
@@ -492,20 +514,22 @@ static bool __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags,
  * finishing any bucket an earlier run left half emptied.  Only the wheel's
  * expiry run calls this (wheel->expiring), so clk moves in one context at a
  * time even while the lock is dropped.  Return false, with wheel->draining
- * set, if the move budget ran out before clk reached @target.
+ * set, if the move budget ran out before clk reached @target.  *@moves
+ * counts the timers moved.
  */
 static bool __htw_advance(struct htw_wheel *wheel, u64 target,
-			  unsigned long *flags)
+			  unsigned long *flags, unsigned int *moved)
 	__must_hold(&wheel->lock)
 {
 	unsigned int moves = 0;
+	bool complete = false;
 
 	lockdep_assert_held(&wheel->lock);
 
 	wheel->present = max(wheel->present, target);
 	wheel->draining = false;
 	if (!__htw_expire_buckets(wheel, flags, &moves))
-		goto out_draining;
+		goto out;
 
 	for (;;) {
 		u64 next;
@@ -514,18 +538,22 @@ static bool __htw_advance(struct htw_wheel *wheel, u64 target,
 			if (target > wheel->clk)
 				__htw_set_clk(wheel, target);
 			wheel->next = next;
-			return true;
+			complete = true;
+			goto out;
 		}
 		__htw_set_clk(wheel, next);
 		if (!__htw_expire_buckets(wheel, flags, &moves))
-			goto out_draining;
+			goto out;
 	}
 
-out_draining:
-	/* The bucket left half emptied starts at clk: nothing is earlier. */
-	wheel->draining = true;
-	wheel->next = wheel->clk;
-	return false;
+out:
+	*moved += moves;
+	if (!complete) {
+		/* The bucket left half emptied starts at clk: nothing is earlier. */
+		wheel->draining = true;
+		wheel->next = wheel->clk;
+	}
+	return complete;
 }
 
 /*
@@ -619,6 +647,8 @@ static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
 	timer->when = when;
 	__htw_enqueue(wheel, timer);
 	wheel->nr_pending++;
+	trace_htw_timer_arm(wheel, timer, expires, period, now,
+			    htw_trace_level(wheel, timer->slot));
 	return 0;
 }
 
@@ -674,11 +704,15 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 
 	wheel->running_task = current;
 	while (done < wheel->budget && !list_empty(&wheel->due)) {
+		u64 expired = 0, count = 1, late;
 		struct htw_timer *timer;
-		u64 expired = 0, count = 1;
 		htw_func_t func;
 
 		timer = list_first_entry(&wheel->due, struct htw_timer, entry);
+		late = max(wheel->clk, wheel->present);
+		late = late > timer->when ? late - timer->when : 0;
+		wheel->late[min_t(unsigned int, fls64(late),
+				  HTW_LATE_BUCKETS - 1)]++;
 		__htw_unlink(wheel, timer);
 		if (timer->period &&
 		    __htw_forward_period(wheel, timer, &expired, &count)) {
@@ -694,11 +728,15 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 		wheel->running = timer;
 		wheel->fired++;
 		done++;
+		trace_htw_timer_expire_entry(wheel, timer, expired, count,
+					     htw_tick_to_ns(wheel, max(wheel->clk,
+								       wheel->present)));
 		spin_unlock_irqrestore(&wheel->lock, *flags);
 
 		htw_lockdep_callback(wheel, true);
 		func(timer, expired, count);
 		htw_lockdep_callback(wheel, false);
+		trace_htw_timer_expire_exit(timer);
 
 		spin_lock_irqsave(&wheel->lock, *flags);
 		wheel->running = NULL;
@@ -711,17 +749,31 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 	return done;
 }
 
+/* The end of an expiry run that moved @moved timers and ran @ran callbacks. */
+static void __htw_run_done(struct htw_wheel *wheel, unsigned int moved,
+			   unsigned int ran)
+	__must_hold(&wheel->lock)
+{
+	bool stopped = wheel->draining || !list_empty(&wheel->due);
+
+	wheel->budget_stops += stopped;
+	trace_htw_run(wheel, wheel->clk, moved, ran, stopped);
+}
+
 static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 {
 	struct htw_wheel *wheel = container_of(hrtimer, struct htw_wheel, hrtimer);
+	unsigned int moved = 0, ran;
 	unsigned long flags;
 
 	spin_lock_irqsave(&wheel->lock, flags);
 	wheel->armed = HTW_NEVER;
 	wheel->expiring = true;
 	wheel->runs++;
-	__htw_advance(wheel, htw_ns_to_tick(wheel, htw_clock_now(wheel)), &flags);
-	__htw_run_due(wheel, &flags);
+	__htw_advance(wheel, htw_ns_to_tick(wheel, htw_clock_now(wheel)), &flags,
+		      &moved);
+	ran = __htw_run_due(wheel, &flags);
+	__htw_run_done(wheel, moved, ran);
 	wheel->expiring = false;
 	__htw_update(wheel);
 	spin_unlock_irqrestore(&wheel->lock, flags);
@@ -827,6 +879,10 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 			      HRTIMER_MODE_ABS_SOFT);
 	}
 	__htw_set_clk(wheel, 0);
+
+	mutex_lock(&htw_wheels_lock);
+	list_add_tail(&wheel->node, &htw_wheels);
+	mutex_unlock(&htw_wheels_lock);
 	return wheel;
 }
 EXPORT_SYMBOL_GPL(htw_wheel_create);
@@ -934,6 +990,9 @@ void htw_wheel_destroy(struct htw_wheel *wheel)
 		 pending))
 		return;
 
+	mutex_lock(&htw_wheels_lock);
+	list_del(&wheel->node);
+	mutex_unlock(&htw_wheels_lock);
 	htw_wheel_free(wheel);
 }
 EXPORT_SYMBOL_GPL(htw_wheel_destroy);
@@ -977,8 +1036,8 @@ EXPORT_SYMBOL_GPL(htw_wheel_now);
  */
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 {
+	unsigned int done, moved = 0;
 	unsigned long flags;
-	unsigned int done;
 	bool complete;
 
 	if (WARN_ON_ONCE(!htw_manual(wheel)))
@@ -995,9 +1054,10 @@ unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 	/* A run that only moved timers would look to the caller like the end. */
 	do {
 		complete = __htw_advance(wheel, htw_ns_to_tick(wheel, wheel->now),
-					 &flags);
+					 &flags, &moved);
 		done = __htw_run_due(wheel, &flags);
 	} while (!complete && !done);
+	__htw_run_done(wheel, moved, done);
 	wheel->expiring = false;
 	spin_unlock_irqrestore(&wheel->lock, flags);
 	return done;
@@ -1031,9 +1091,54 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
 	stats->runs = wheel->runs;
 	stats->fired = wheel->fired;
 	stats->cascaded = wheel->cascaded;
+	stats->budget_stops = wheel->budget_stops;
+	for (level = 0; level < HTW_LATE_BUCKETS; level++)
+		stats->late[level] = wheel->late[level];
 	spin_unlock_irqrestore(&wheel->lock, flags);
 }
 EXPORT_SYMBOL_GPL(htw_wheel_get_stats);
+
+/**
+ * htw_wheels_show() - print every wheel's statistics
+ * @m: where
+ *
+ * One paragraph a wheel, named by its address as %p prints it: its clock,
+ * tick and size, its timers (armed, due, per level), its expiry runs,
+ * callbacks, cascades and budget stops, and its callbacks by lateness.
+ * For debugfs.
+ *
+ * Context: Process context; may sleep.
+ */
+void htw_wheels_show(struct seq_file *m)
+{
+	struct htw_wheel_stats *st;
+	struct htw_wheel *wheel;
+	unsigned int i;
+
+	st = kmalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return;
+	mutex_lock(&htw_wheels_lock);
+	list_for_each_entry(wheel, &htw_wheels, node) {
+		htw_wheel_get_stats(wheel, st);
+		seq_printf(m, "wheel %p clock %d tick_ns %llu size %u levels %u/%u\n",
+			   wheel, wheel->clockid, st->tick_ns, st->wheel_size,
+			   st->nr_levels, st->nr_reserved);
+		seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu\n",
+			   st->pending, st->due, st->runs, st->fired,
+			   st->cascaded, st->budget_stops);
+		seq_puts(m, "  per_level");
+		for (i = 0; i < st->nr_levels; i++)
+			seq_printf(m, " %llu", st->level[i]);
+		seq_puts(m, "\n  late_ticks_log2");
+		for (i = 0; i < HTW_LATE_BUCKETS; i++)
+			seq_printf(m, " %llu", st->late[i]);
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&htw_wheels_lock);
+	kfree(st);
+}
+EXPORT_SYMBOL_GPL(htw_wheels_show);
 
 /**
  * htw_timer_init() - prepare a timer for use on a wheel
@@ -1146,6 +1251,10 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 			timer->expires = expires;
 			timer->period = period;
 			timer->when = when;
+			trace_htw_timer_arm(wheel, timer, expires, period,
+					    htw_manual(wheel) ? wheel->now :
+								htw_clock_now(wheel),
+					    htw_trace_level(wheel, timer->slot));
 			goto out_unlock;
 		}
 	}
@@ -1182,6 +1291,7 @@ bool htw_del(struct htw_timer *timer)
 	spin_lock_irqsave(&wheel->lock, flags);
 	ret = timer->slot != HTW_SLOT_IDLE;
 	if (ret) {
+		trace_htw_timer_cancel(wheel, timer, timer->expires);
 		__htw_disarm(wheel, timer);
 		__htw_update(wheel);
 	}
@@ -1215,6 +1325,7 @@ int htw_del_sync(struct htw_timer *timer)
 			return -EDEADLK;
 		}
 		if (timer->slot != HTW_SLOT_IDLE) {
+			trace_htw_timer_cancel(wheel, timer, timer->expires);
 			__htw_disarm(wheel, timer);
 			__htw_update(wheel);
 			ret = 1;

@@ -22,6 +22,7 @@
 #include <linux/types.h>
 
 struct htw_wheel;
+struct seq_file;
 struct htw_timer;
 
 /**
@@ -126,6 +127,9 @@ struct htw_wheel_params {
 	u64 start_ns;
 };
 
+/* Lateness histogram buckets: 0 ticks late, 1, 2-3, 4-7, ..., 2^14 and up. */
+#define HTW_LATE_BUCKETS	16
+
 /**
  * struct htw_wheel_stats - a snapshot of a wheel, for tests and debugging
  * @tick_ns: the wheel's tick
@@ -138,6 +142,10 @@ struct htw_wheel_params {
  * @runs: expiry runs so far
  * @fired: callbacks started so far
  * @cascaded: timers re-inserted into a lower level so far
+ * @budget_stops: expiry runs that left work for the next one, their budget
+ *	spent
+ * @late: callbacks by lateness, in whole ticks past their expiry's tick:
+ *	bucket 0 for none, then one per power of two
  */
 struct htw_wheel_stats {
 	u64 tick_ns;
@@ -150,6 +158,8 @@ struct htw_wheel_stats {
 	u64 runs;
 	u64 fired;
 	u64 cascaded;
+	u64 budget_stops;
+	u64 late[HTW_LATE_BUCKETS];
 };
 
 struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params);
@@ -159,6 +169,7 @@ size_t htw_wheel_footprint(const struct htw_wheel *wheel);
 u64 htw_wheel_now(struct htw_wheel *wheel);
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now);
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats);
+void htw_wheels_show(struct seq_file *m);
 
 void htw_timer_init(struct htw_timer *timer, struct htw_wheel *wheel,
 		    htw_func_t func);

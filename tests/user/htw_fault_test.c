@@ -30,18 +30,6 @@
 #define DEBUGFS		"/sys/kernel/debug"
 #define MAX_NTH		2000
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 FIXTURE(fault) {
 	int nth;		/* /proc/thread-self/fail-nth */
 	__u32 base_user;	/* the uid's user_timers before the test */
@@ -81,7 +69,7 @@ FIXTURE_SETUP(fault)
 	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
 		const char *knob = knobs[i][0];
 
-		ASSERT_EQ(0, write_str(knob, knobs[i][1]))
+		ASSERT_EQ(0, htw_write_file(knob, knobs[i][1]))
 			TH_LOG("cannot set %s", knob);
 	}
 	self->base_user = user_timers();

@@ -105,6 +105,19 @@ static inline long htw_read(int fd, struct htw_event *ev, size_t n)
 	return ret / sizeof(*ev);
 }
 
+/* Write @s to a knob of sysfs, debugfs or tracefs; 0 or -errno. */
+static inline int htw_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 /* Run the binary's tests, or skip them all when the device is missing. */
 static inline int htw_test_main(int argc, char **argv)
 {

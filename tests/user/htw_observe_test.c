@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What htw shows of itself: its tracepoints, read through tracefs as
+ * trace-cmd would (a known sequence of timers on /dev/htw, and each event
+ * it must leave, with its fields; kernels without tracing, UML's, skip
+ * that), the statistics of every wheel in debugfs, and a file's fdinfo.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+
+#include "kselftest_harness.h"
+#include "htw_user.h"
+
+#define MS		NSEC_PER_MSEC
+#define TRACEFS		"/sys/kernel/tracing"
+
+/* The text after "@key=" in @line, up to a space, into @out. */
+static bool field(const char *line, const char *key, char *out, size_t n)
+{
+	char pat[32];
+	const char *p;
+	size_t len;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(line, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	len = strcspn(p, "\n ");
+	if (len >= n)
+		return false;
+	memcpy(out, p, len);
+	out[len] = 0;
+	return true;
+}
+
+static long long num(const char *line, const char *key)
+{
+	char v[32];
+
+	return field(line, key, v, sizeof(v)) ? strtoll(v, NULL, 0) : -2;
+}
+
+/* The first line of event @event whose @key is @value, or NULL. */
+static const char *find(char **lines, int n, const char *event,
+			const char *key, long long value)
+{
+	char tag[64];
+	int i;
+
+	snprintf(tag, sizeof(tag), " %s: ", event);
+	for (i = 0; i < n; i++)
+		if (strstr(lines[i], tag) && num(lines[i], key) == value)
+			return lines[i];
+	return NULL;
+}
+
+FIXTURE(trace) {
+	char *buf;
+	char **lines;
+	int nr_lines;
+};
+
+FIXTURE_SETUP(trace)
+{
+	if (access(TRACEFS "/events", F_OK))
+		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
+	if (access(TRACEFS "/events/htw/enable", F_OK))
+		SKIP(return, "no htw events in tracefs (a kernel without tracing)");
+	ASSERT_EQ(0, htw_write_file(TRACEFS "/tracing_on", "0"));
+	ASSERT_EQ(0, htw_write_file(TRACEFS "/trace", ""));
+	ASSERT_EQ(0, htw_write_file(TRACEFS "/events/htw/enable", "1"));
+	ASSERT_EQ(0, htw_write_file(TRACEFS "/tracing_on", "1"));
+}
+
+FIXTURE_TEARDOWN(trace)
+{
+	htw_write_file(TRACEFS "/events/htw/enable", "0");
+	free(self->lines);
+	free(self->buf);
+}
+
+/*
+ * Stop tracing and split what was traced into *@lines, in a buffer *@buf;
+ * return the number of lines, or -1.
+ */
+static int collect(char **buf, char ***lines)
+{
+	size_t size = 0, cap = 1 << 20, r;
+	char *p, *grown;
+	int n = 0;
+	FILE *f;
+
+	if (htw_write_file(TRACEFS "/tracing_on", "0"))
+		return -1;
+	f = fopen(TRACEFS "/trace", "re");
+	*buf = malloc(cap + 1);
+	if (!f || !*buf)
+		return -1;
+	while ((r = fread(*buf + size, 1, cap - size, f)) > 0) {
+		size += r;
+		if (size < cap)
+			continue;
+		cap *= 2;
+		grown = realloc(*buf, cap + 1);
+		if (!grown)
+			return -1;
+		*buf = grown;
+	}
+	fclose(f);
+	(*buf)[size] = 0;
+	*lines = calloc(size / 16 + 1, sizeof(char *));
+	if (!*lines)
+		return -1;
+	for (p = strtok(*buf, "\n"); p; p = strtok(NULL, "\n"))
+		(*lines)[n++] = p;
+	return n;
+}
+
+/*
+ * One timer fires, one is cancelled, one is far enough (200 ms on a wheel
+ * of 64 buckets of 1 ms) to start a level up and move down: their arm,
+ * cancel, cascade, callback entry and exit events, and the expiry runs.
+ */
+TEST_F(trace, events_of_a_known_sequence)
+{
+	__u64 now = htw_now(CLOCK_MONOTONIC), a = now + 5 * MS;
+	__u64 b = now + 10 * NSEC_PER_SEC, c = now + 200 * MS;
+	struct pollfd pfd = { .events = POLLIN };
+	const char *arm_a, *arm_c, *line;
+	char timer[32], wheel[32], tag[64];
+	struct htw_event ev;
+	long id_b;
+	int i, got = 0;
+
+	pfd.fd = htw_open();
+	ASSERT_LE(0, pfd.fd);
+	ASSERT_LT(0, htw_arm(pfd.fd, HTW_TIMER_ABSTIME, a, 0, 1));
+	id_b = htw_arm(pfd.fd, HTW_TIMER_ABSTIME, b, 0, 2);
+	ASSERT_LT(0, id_b);
+	ASSERT_LT(0, htw_arm(pfd.fd, HTW_TIMER_ABSTIME, c, 0, 3));
+	ASSERT_EQ(0, htw_cancel(pfd.fd, id_b));
+	while (got < 2) {
+		ASSERT_EQ(1, poll(&pfd, 1, 10000));
+		ASSERT_EQ(1, htw_read(pfd.fd, &ev, 1));
+		got++;
+	}
+	close(pfd.fd);
+	self->nr_lines = collect(&self->buf, &self->lines);
+	ASSERT_LE(0, self->nr_lines);
+	TH_LOG("%d lines traced", self->nr_lines);
+
+	arm_a = find(self->lines, self->nr_lines, "htw_timer_arm", "expires", a);
+	ASSERT_NE(NULL, arm_a) TH_LOG("no htw_timer_arm of expires=%llu", a);
+	EXPECT_EQ(0, num(arm_a, "period"));
+	EXPECT_EQ(0, num(arm_a, "level"));
+	ASSERT_TRUE(field(arm_a, "timer", timer, sizeof(timer)));
+	ASSERT_TRUE(field(arm_a, "wheel", wheel, sizeof(wheel)));
+	EXPECT_NE(NULL, strstr(arm_a, "function=htw_utimer_fn"));
+
+	EXPECT_NE(NULL, find(self->lines, self->nr_lines, "htw_timer_arm",
+			     "expires", b));
+	EXPECT_NE(NULL, find(self->lines, self->nr_lines, "htw_timer_cancel",
+			     "expires", b));
+	arm_c = find(self->lines, self->nr_lines, "htw_timer_arm", "expires", c);
+	ASSERT_NE(NULL, arm_c);
+	EXPECT_EQ(1, num(arm_c, "level"));
+	line = find(self->lines, self->nr_lines, "htw_timer_cascade", "expires", c);
+	ASSERT_NE(NULL, line) TH_LOG("no htw_timer_cascade of expires=%llu", c);
+	EXPECT_NE(NULL, strstr(line, "level 1 -> "));
+
+	/* A's callback: entry with its expiry, then exit, then a run. */
+	line = find(self->lines, self->nr_lines, "htw_timer_expire_entry",
+		    "expired", a);
+	ASSERT_NE(NULL, line);
+	EXPECT_EQ(1, num(line, "count"));
+	EXPECT_LE((long long)a, num(line, "now"));
+	EXPECT_NE(NULL, find(self->lines, self->nr_lines,
+			     "htw_timer_expire_entry", "expired", c));
+	snprintf(tag, sizeof(tag), "htw_timer_expire_exit: timer=%s", timer);
+	for (i = 0; i < self->nr_lines && self->lines[i] != line; i++)
+		;
+	for (; i < self->nr_lines && !strstr(self->lines[i], tag); i++)
+		;
+	EXPECT_LT(i, self->nr_lines) TH_LOG("no %s after the entry", tag);
+	snprintf(tag, sizeof(tag), "htw_run: wheel=%s", wheel);
+	for (; i < self->nr_lines && !strstr(self->lines[i], tag); i++)
+		;
+	ASSERT_LT(i, self->nr_lines) TH_LOG("no %s after the callback", tag);
+	EXPECT_LE(1, num(self->lines[i], "ran"));
+}
+
+/* The whole of a small file, or NULL. */
+static char *slurp(const char *path)
+{
+	size_t size = 0, cap = 1 << 16, r;
+	char *buf = malloc(cap + 1), *grown;
+	FILE *f = fopen(path, "re");
+
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	while ((r = fread(buf + size, 1, cap - size, f)) > 0) {
+		size += r;
+		if (size < cap)
+			continue;
+		cap *= 2;
+		grown = realloc(buf, cap + 1);
+		if (!grown)
+			break;
+		buf = grown;
+	}
+	fclose(f);
+	buf[size] = 0;
+	return buf;
+}
+
+/*
+ * debugfs lists every wheel with its statistics: a file's wheel with 777
+ * far timers and 3 callbacks run shows them, and its callbacks by lateness.
+ */
+TEST(debugfs_shows_each_wheel)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	char *text, *p, *end;
+	unsigned long long late, sum = 0;
+	struct htw_event ev;
+	int i, got = 0, n;
+
+	if (access("/sys/kernel/debug/htw", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access("/sys/kernel/debug/htw/wheels", R_OK))
+		SKIP(return, "no debugfs");
+	pfd.fd = htw_open();
+	ASSERT_LE(0, pfd.fd);
+	for (i = 0; i < 777; i++)
+		ASSERT_LT(0, htw_arm(pfd.fd, 0, 100 * NSEC_PER_SEC, 0, 0));
+	for (i = 0; i < 3; i++)
+		ASSERT_LT(0, htw_arm(pfd.fd, 0, MS, 0, 1));
+	while (got < 3) {
+		ASSERT_EQ(1, poll(&pfd, 1, 10000));
+		ASSERT_EQ(1, htw_read(pfd.fd, &ev, 1));
+		got++;
+	}
+
+	text = slurp("/sys/kernel/debug/htw/wheels");
+	close(pfd.fd);
+	ASSERT_NE(NULL, text);
+	p = strstr(text, "  pending 777 due 0 ");
+	ASSERT_NE(NULL, p) TH_LOG("no wheel with 777 timers in:\n%s", text);
+	end = strstr(p, "\nwheel ");
+	if (end)
+		*end = 0;
+	EXPECT_NE(NULL, strstr(p, " callbacks 3 ")) TH_LOG("%s", p);
+	p = strstr(p, "late_ticks_log2");
+	ASSERT_NE(NULL, p);
+	p += strlen("late_ticks_log2");
+	while (sscanf(p, " %llu%n", &late, &n) == 1) {
+		sum += late;
+		p += n;
+	}
+	EXPECT_EQ(3, sum);
+	free(text);
+}
+
+/* fdinfo: the file's timers and events, and the limits they count against. */
+TEST(fdinfo_shows_counts_and_limits)
+{
+	char path[64], *text;
+	struct htw_info info;
+	int fd = htw_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, htw_arm(fd, 0, 100 * NSEC_PER_SEC, 0, 0));
+	ASSERT_EQ(0, htw_info(fd, &info));
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	text = slurp(path);
+	ASSERT_NE(NULL, text);
+	snprintf(path, sizeof(path), "max_timers:\t%u\n", info.max_timers);
+	EXPECT_NE(NULL, strstr(text, path)) TH_LOG("%s", text);
+	snprintf(path, sizeof(path), "user_timers:\t%u\n", info.user_timers);
+	EXPECT_NE(NULL, strstr(text, path)) TH_LOG("%s", text);
+	snprintf(path, sizeof(path), "max_user_timers:\t%u\n",
+		 info.max_user_timers);
+	EXPECT_NE(NULL, strstr(text, path)) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "timers:\t1\nqueued:\t0\n"));
+	free(text);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	return htw_test_main(argc, argv);
+}
