@@ -207,13 +207,19 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 		   READ_ONCE(max_user_timers));
 }
 
-/* Root's view of every wheel, as htw_wheels_show() prints it. */
-static int htw_wheels_debugfs_show(struct seq_file *m, void *unused)
+/* Root's view of every wheel (htw_wheels_seq_ops). */
+static int htw_wheels_open(struct inode *inode, struct file *file)
 {
-	htw_wheels_show(m);
-	return 0;
+	return seq_open(file, &htw_wheels_seq_ops);
 }
-DEFINE_SHOW_ATTRIBUTE(htw_wheels_debugfs);
+
+static const struct file_operations htw_wheels_fops = {
+	.owner		= THIS_MODULE,
+	.open		= htw_wheels_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= seq_release,
+};
 
 static struct dentry *htw_debugfs;
 
@@ -455,7 +461,7 @@ static int __init htw_init(void)
 	/* Debugging aid only: no error of debugfs stops the module. */
 	htw_debugfs = debugfs_create_dir("htw", NULL);
 	debugfs_create_file("wheels", 0400, htw_debugfs, NULL,
-			    &htw_wheels_debugfs_fops);
+			    &htw_wheels_fops);
 	return 0;
 
 err_ctx_exit:

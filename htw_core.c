@@ -195,7 +195,7 @@ struct htw_wheel {
 	bool dead;			/* htw_wheel_destroy() has begun */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
 	u64 runs, fired, cascaded, budget_stops;	/* statistics */
-	u32 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
+	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
 
 	struct list_head node;		/* in htw_wheels */
 	struct htw_level levels[];
@@ -1098,47 +1098,73 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
 }
 EXPORT_SYMBOL_GPL(htw_wheel_get_stats);
 
-/**
- * htw_wheels_show() - print every wheel's statistics
- * @m: where
- *
- * One paragraph a wheel, named by its address as %p prints it: its clock,
- * tick and size, its timers (armed, due, per level), its expiry runs,
- * callbacks, cascades and budget stops, and its callbacks by lateness.
- * For debugfs.
- *
- * Context: Process context; may sleep.
+/*
+ * Every wheel's statistics, through a seq_file: the list is walked a wheel
+ * at a time, and its mutex held only while a buffer's worth is printed.
+ * m->private holds a struct htw_wheel_stats from start to stop.
  */
-void htw_wheels_show(struct seq_file *m)
+static void *htw_wheels_start(struct seq_file *m, loff_t *pos)
 {
-	struct htw_wheel_stats *st;
-	struct htw_wheel *wheel;
+	struct htw_wheel_stats *st = kmalloc(sizeof(*st), GFP_KERNEL);
+
+	m->private = st;
+	if (!st)
+		return ERR_PTR(-ENOMEM);
+	mutex_lock(&htw_wheels_lock);
+	return seq_list_start(&htw_wheels, *pos);
+}
+
+static void *htw_wheels_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	return seq_list_next(v, &htw_wheels, pos);
+}
+
+static void htw_wheels_stop(struct seq_file *m, void *v)
+{
+	if (!m->private)
+		return;
+	mutex_unlock(&htw_wheels_lock);
+	kfree(m->private);
+	m->private = NULL;
+}
+
+static int htw_wheels_seq_show(struct seq_file *m, void *v)
+{
+	struct htw_wheel *wheel = list_entry(v, struct htw_wheel, node);
+	struct htw_wheel_stats *st = m->private;
 	unsigned int i;
 
-	st = kmalloc(sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return;
-	mutex_lock(&htw_wheels_lock);
-	list_for_each_entry(wheel, &htw_wheels, node) {
-		htw_wheel_get_stats(wheel, st);
-		seq_printf(m, "wheel %p clock %d tick_ns %llu size %u levels %u/%u\n",
-			   wheel, wheel->clockid, st->tick_ns, st->wheel_size,
-			   st->nr_levels, st->nr_reserved);
-		seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu\n",
-			   st->pending, st->due, st->runs, st->fired,
-			   st->cascaded, st->budget_stops);
-		seq_puts(m, "  per_level");
-		for (i = 0; i < st->nr_levels; i++)
-			seq_printf(m, " %llu", st->level[i]);
-		seq_puts(m, "\n  late_ticks_log2");
-		for (i = 0; i < HTW_LATE_BUCKETS; i++)
-			seq_printf(m, " %llu", st->late[i]);
-		seq_putc(m, '\n');
-	}
-	mutex_unlock(&htw_wheels_lock);
-	kfree(st);
+	htw_wheel_get_stats(wheel, st);
+	seq_printf(m, "wheel %p clock %d tick_ns %llu size %u levels %u/%u\n",
+		   wheel, wheel->clockid, st->tick_ns, st->wheel_size,
+		   st->nr_levels, st->nr_reserved);
+	seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu\n",
+		   st->pending, st->due, st->runs, st->fired, st->cascaded,
+		   st->budget_stops);
+	seq_puts(m, "  per_level");
+	for (i = 0; i < st->nr_levels; i++)
+		seq_printf(m, " %llu", st->level[i]);
+	seq_puts(m, "\n  late_ticks_log2");
+	for (i = 0; i < HTW_LATE_BUCKETS; i++)
+		seq_printf(m, " %llu", st->late[i]);
+	seq_putc(m, '\n');
+	return 0;
 }
-EXPORT_SYMBOL_GPL(htw_wheels_show);
+
+/*
+ * htw_wheels_seq_ops - every wheel's statistics, for debugfs
+ *
+ * One paragraph a wheel, named by its address as %p prints it: its clock,
+ * tick and size, its levels (in use/allocated), its timers (armed, due, per
+ * level), its expiry runs, callbacks, cascades and budget stops, and its
+ * callbacks by lateness.  For seq_open().
+ */
+const struct seq_operations htw_wheels_seq_ops = {
+	.start	= htw_wheels_start,
+	.next	= htw_wheels_next,
+	.stop	= htw_wheels_stop,
+	.show	= htw_wheels_seq_show,
+};
 
 /**
  * htw_timer_init() - prepare a timer for use on a wheel
@@ -1251,10 +1277,12 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 			timer->expires = expires;
 			timer->period = period;
 			timer->when = when;
-			trace_htw_timer_arm(wheel, timer, expires, period,
-					    htw_manual(wheel) ? wheel->now :
-								htw_clock_now(wheel),
-					    htw_trace_level(wheel, timer->slot));
+			/* No clock read on this path unless it is traced. */
+			if (trace_htw_timer_arm_enabled())
+				trace_htw_timer_arm(wheel, timer, expires, period,
+						    htw_manual(wheel) ? wheel->now :
+									htw_clock_now(wheel),
+						    htw_trace_level(wheel, timer->slot));
 			goto out_unlock;
 		}
 	}

@@ -18,11 +18,11 @@
 #define _HTW_CORE_H
 
 #include <linux/list.h>
+#include <linux/seq_file.h>
 #include <linux/time.h>
 #include <linux/types.h>
 
 struct htw_wheel;
-struct seq_file;
 struct htw_timer;
 
 /**
@@ -169,7 +169,7 @@ size_t htw_wheel_footprint(const struct htw_wheel *wheel);
 u64 htw_wheel_now(struct htw_wheel *wheel);
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now);
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats);
-void htw_wheels_show(struct seq_file *m);
+extern const struct seq_operations htw_wheels_seq_ops;
 
 void htw_timer_init(struct htw_timer *timer, struct htw_wheel *wheel,
 		    htw_func_t func);

@@ -192,6 +192,43 @@ static void htw_core_manual_wheel_moves_only_by_advance(struct kunit *test)
 }
 
 /*
+ * The statistics of the runs: with a budget of 2 callbacks, 6 due timers
+ * take 3 runs, the first two stopped by their budget; each callback is
+ * counted by its lateness in whole ticks past its expiry's tick (5 of them
+ * 2 ticks late, 1 of them 1 tick late, in bucket fls64(late)).
+ */
+static void htw_core_stats_count_budget_stops_and_lateness(struct kunit *test)
+{
+	struct htw_wheel_params params = {
+		.tick_ns = 10, .wheel_size = 64, .expire_budget = 2,
+		.clockid = CLOCK_MONOTONIC, .flags = HTW_WHEEL_MANUAL,
+		.start_ns = 1000,
+	};
+	struct htw_wheel *wheel = htw_test_wheel_params(test, &params);
+	struct htw_test_timer *t = htw_test_timers(test, wheel, 6);
+	struct htw_wheel_stats stats;
+	unsigned int i;
+
+	for (i = 0; i < 6; i++)
+		KUNIT_ASSERT_EQ(test, 0, htw_add(&t[i].timer, i < 5 ? 1010 : 1020,
+						 0, HTW_MODE_ABS));
+	KUNIT_EXPECT_EQ(test, 2, htw_advance(wheel, 1030));
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, 1, stats.budget_stops);
+	KUNIT_EXPECT_EQ(test, 2, htw_advance(wheel, 1030));
+	KUNIT_EXPECT_EQ(test, 2, htw_advance(wheel, 1030));
+	KUNIT_EXPECT_EQ(test, 0, htw_advance(wheel, 1030));
+
+	htw_wheel_get_stats(wheel, &stats);
+	KUNIT_EXPECT_EQ(test, 6, stats.fired);
+	KUNIT_EXPECT_EQ(test, 4, stats.runs);
+	KUNIT_EXPECT_EQ(test, 2, stats.budget_stops);
+	KUNIT_EXPECT_EQ(test, 5, stats.late[fls64(2)]);
+	KUNIT_EXPECT_EQ(test, 1, stats.late[fls64(1)]);
+	KUNIT_EXPECT_EQ(test, 0, stats.late[0]);
+}
+
+/*
  * The worked example of Kafka's TimingWheel, with u = 1 and n = 4: htw wants
  * a power of two buckets per level (a bucket is found with a shift and a
  * mask), so n = 3 of the original becomes 4.  Starting at time c:
@@ -1320,6 +1357,7 @@ static struct kunit_case htw_core_test_cases[] = {
 	KUNIT_CASE_PARAM(htw_core_create_accepts_valid_params,
 			 htw_core_valid_params_gen_params),
 	KUNIT_CASE(htw_core_manual_wheel_moves_only_by_advance),
+	KUNIT_CASE(htw_core_stats_count_budget_stops_and_lateness),
 	KUNIT_CASE(htw_core_kafka_example_levels),
 	KUNIT_CASE(htw_core_kafka_example_cascade),
 	KUNIT_CASE(htw_core_expired_timer_runs_at_next_advance),

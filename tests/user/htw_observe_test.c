@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
+
+#include <linux/magic.h>
 
 #include "kselftest_harness.h"
 #include "htw_user.h"
@@ -68,8 +71,10 @@ FIXTURE_SETUP(trace)
 {
 	if (access(TRACEFS "/events", F_OK))
 		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
-	if (access(TRACEFS "/events/htw/enable", F_OK))
-		SKIP(return, "no htw events in tracefs (a kernel without tracing)");
+	if (access(TRACEFS "/events", F_OK))
+		SKIP(return, "no tracefs (a kernel without tracing)");
+	/* With tracing, htw's events must be there. */
+	ASSERT_EQ(0, access(TRACEFS "/events/htw/enable", F_OK));
 	ASSERT_EQ(0, htw_write_file(TRACEFS "/tracing_on", "0"));
 	ASSERT_EQ(0, htw_write_file(TRACEFS "/trace", ""));
 	ASSERT_EQ(0, htw_write_file(TRACEFS "/events/htw/enable", "1"));
@@ -121,23 +126,32 @@ static int collect(char **buf, char ***lines)
 }
 
 /*
- * One timer fires, one is cancelled, one is far enough (200 ms on a wheel
- * of 64 buckets of 1 ms) to start a level up and move down: their arm,
- * cancel, cascade, callback entry and exit events, and the expiry runs.
+ * One timer fires within level 0's span (wheel_size ticks), one is
+ * cancelled, one is far enough to start on level 1 and move down: their
+ * arm, cancel, cascade, callback entry and exit events, and the expiry
+ * runs.  The file's wheel exists before the clock is read, so that the
+ * arms follow it closely.
  */
 TEST_F(trace, events_of_a_known_sequence)
 {
-	__u64 now = htw_now(CLOCK_MONOTONIC), a = now + 5 * MS;
-	__u64 b = now + 10 * NSEC_PER_SEC, c = now + 200 * MS;
 	struct pollfd pfd = { .events = POLLIN };
 	const char *arm_a, *arm_c, *line;
 	char timer[32], wheel[32], tag[64];
+	__u64 now, a, b, c, span;
+	struct htw_info info;
 	struct htw_event ev;
-	long id_b;
 	int i, got = 0;
+	long id_b;
 
 	pfd.fd = htw_open();
 	ASSERT_LE(0, pfd.fd);
+	ASSERT_EQ(0, htw_info(pfd.fd, &info));
+	ASSERT_EQ(0, htw_cancel(pfd.fd, htw_arm(pfd.fd, 0, NSEC_PER_SEC, 0, 0)));
+	span = info.tick_ns * info.wheel_size;
+	now = htw_now(CLOCK_MONOTONIC);
+	a = now + span / 2;
+	b = now + 100 * span;
+	c = now + 4 * span;
 	ASSERT_LT(0, htw_arm(pfd.fd, HTW_TIMER_ABSTIME, a, 0, 1));
 	id_b = htw_arm(pfd.fd, HTW_TIMER_ABSTIME, b, 0, 2);
 	ASSERT_LT(0, id_b);
@@ -231,12 +245,15 @@ TEST(debugfs_shows_each_wheel)
 	char *text, *p, *end;
 	unsigned long long late, sum = 0;
 	struct htw_event ev;
+	struct statfs sfs;
 	int i, got = 0, n;
 
 	if (access("/sys/kernel/debug/htw", F_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	if (access("/sys/kernel/debug/htw/wheels", R_OK))
+	if (statfs("/sys/kernel/debug", &sfs) || sfs.f_type != DEBUGFS_MAGIC)
 		SKIP(return, "no debugfs");
+	/* With debugfs, htw's file must be there. */
+	ASSERT_EQ(0, access("/sys/kernel/debug/htw/wheels", R_OK));
 	pfd.fd = htw_open();
 	ASSERT_LE(0, pfd.fd);
 	for (i = 0; i < 777; i++)
