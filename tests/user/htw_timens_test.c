@@ -15,7 +15,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 
@@ -168,80 +168,49 @@ TEST(times_are_the_time_namespace_s)
 	close(host_fd);
 }
 
-/* Send descriptor @fd over the unix socket @sock. */
-static bool send_fd(int sock, int fd)
-{
-	char buf[CMSG_SPACE(sizeof(int))] = { 0 }, byte = 0;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = buf, .msg_controllen = sizeof(buf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1;
-}
-
-static int recv_fd(int sock)
-{
-	char buf[CMSG_SPACE(sizeof(int))] = { 0 }, byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = buf, .msg_controllen = sizeof(buf),
-	};
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
-}
-
 /*
- * A file opened in the namespace and passed out of it: the process outside
- * reads the namespace's times, those of the file's opener.
+ * A file opened in the namespace and taken out of it (pidfd_getfd(), which
+ * needs no socket): the process outside reads the namespace's times, those
+ * of the file's opener.
  */
 TEST(a_file_speaks_its_opener_s_time)
 {
 	struct htw_event ev;
-	int sv[2], status, fd;
+	int pipefd[2], status, fd, child_fd, pidfd;
 	__u64 t;
 	pid_t pid;
 
 	if (!enter_timens())
 		SKIP(return, "no time namespace: %s", strerror(errno));
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		fd = htw_open();
 		t = htw_now(CLOCK_MONOTONIC) + DUE;
 		CHECK(fd >= 0 && htw_arm(fd, HTW_TIMER_ABSTIME, t, 0, 6) > 0);
-		CHECK(write(sv[1], &t, sizeof(t)) == sizeof(t));
-		CHECK(send_fd(sv[1], fd));
+		CHECK(write(pipefd[1], &t, sizeof(t)) == sizeof(t));
+		CHECK(write(pipefd[1], &fd, sizeof(fd)) == sizeof(fd));
+		/* Keep the file until the parent has its own. */
+		pause();
 		_exit(0);
 	}
-	ASSERT_EQ(sizeof(t), read(sv[0], &t, sizeof(t)));
-	fd = recv_fd(sv[0]);
-	ASSERT_LE(0, fd);
+	ASSERT_EQ(sizeof(t), read(pipefd[0], &t, sizeof(t)));
+	ASSERT_EQ(sizeof(child_fd), read(pipefd[0], &child_fd, sizeof(child_fd)));
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	ASSERT_LE(0, pidfd);
+	fd = syscall(SYS_pidfd_getfd, pidfd, child_fd, 0);
+	ASSERT_LE(0, fd) TH_LOG("pidfd_getfd: %s", strerror(errno));
+	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	close(pidfd);
 	ASSERT_TRUE(wait_event(fd, &ev, 2000));
 	/* The child's time, a day ahead of this process's clock. */
 	EXPECT_EQ(t, ev.expires);
 	EXPECT_LT(htw_now(CLOCK_MONOTONIC) + DAY / 2, ev.expires);
 	close(fd);
-	close(sv[0]);
-	close(sv[1]);
+	close(pipefd[0]);
+	close(pipefd[1]);
 }
 
 int main(int argc, char **argv)
