@@ -86,19 +86,26 @@ FIXTURE_TEARDOWN(fault)
 	EXPECT_EQ(self->base_user, user_timers());
 }
 
+/*
+ * Make the @n-th fault site from now on fail (0: none).  Writing the count
+ * copies it from user memory, itself a fault site while a count is armed:
+ * disarming may fail once that way, and is tried again.
+ */
 static void arm_fault(int nth, int n)
 {
 	char buf[16];
-	int len = snprintf(buf, sizeof(buf), "%d", n);
+	int len = snprintf(buf, sizeof(buf), "%d", n), tries;
 
-	if (pwrite(nth, buf, len, 0) != len)
-		abort();
+	for (tries = 0; tries < 3; tries++)
+		if (pwrite(nth, buf, len, 0) == len)
+			return;
+	abort();
 }
 
 /*
  * Whether the call since arm_fault() met its n-th site.  Reading the count
- * back is itself a user copy, which fails when the count was 1: then the
- * call met no n-th site either.
+ * back is itself a user copy, which fails when the count was 1, and so is
+ * disarming it: then the call met no n-th site either.
  */
 static bool fault_injected(int nth)
 {
