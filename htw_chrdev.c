@@ -207,19 +207,8 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 		   READ_ONCE(max_user_timers));
 }
 
-/* Root's view of every wheel (htw_wheels_seq_ops). */
-static int htw_wheels_open(struct inode *inode, struct file *file)
-{
-	return seq_open(file, &htw_wheels_seq_ops);
-}
-
-static const struct file_operations htw_wheels_fops = {
-	.owner		= THIS_MODULE,
-	.open		= htw_wheels_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= seq_release,
-};
+/* Root's view of every wheel: htw_wheels_fops over htw_wheels_sops. */
+DEFINE_SEQ_ATTRIBUTE(htw_wheels);
 
 static struct dentry *htw_debugfs;
 

@@ -114,6 +114,12 @@
  * htw_del_sync() waits, on @wq, until the timer's callback is no longer
  * running; a callback asking to wait for itself would wait forever and is
  * refused.
+ *
+ * htw_wheels_lock (a mutex) protects the list of all wheels, htw_wheels,
+ * and each wheel's @node in it: creating and destroying a wheel take it,
+ * and so does printing every wheel's statistics, which takes each wheel's
+ * lock inside it.  Lock order: htw_wheels_lock, then wheel->lock; a
+ * caller's own locks (a /dev/htw file's mutex) come before both.
  */
 
 #include <linux/bitmap.h>
@@ -197,11 +203,12 @@ struct htw_wheel {
 	u64 runs, fired, cascaded, budget_stops;	/* statistics */
 	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
 
-	struct list_head node;		/* in htw_wheels */
+	struct list_head node;		/* in htw_wheels, under htw_wheels_lock */
+	/* The buckets are @lock's; each level's pointer is set once. */
 	struct htw_level levels[];
 };
 
-/* Every wheel, for htw_wheels_show(). */
+/* Every wheel, for htw_wheels_sops; see "Locking" above. */
 static LIST_HEAD(htw_wheels);
 static DEFINE_MUTEX(htw_wheels_lock);
 
@@ -1092,8 +1099,7 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
 	stats->fired = wheel->fired;
 	stats->cascaded = wheel->cascaded;
 	stats->budget_stops = wheel->budget_stops;
-	for (level = 0; level < HTW_LATE_BUCKETS; level++)
-		stats->late[level] = wheel->late[level];
+	memcpy(stats->late, wheel->late, sizeof(stats->late));
 	spin_unlock_irqrestore(&wheel->lock, flags);
 }
 EXPORT_SYMBOL_GPL(htw_wheel_get_stats);
@@ -1152,14 +1158,14 @@ static int htw_wheels_seq_show(struct seq_file *m, void *v)
 }
 
 /*
- * htw_wheels_seq_ops - every wheel's statistics, for debugfs
+ * htw_wheels_sops - every wheel's statistics, for debugfs
  *
  * One paragraph a wheel, named by its address as %p prints it: its clock,
  * tick and size, its levels (in use/allocated), its timers (armed, due, per
  * level), its expiry runs, callbacks, cascades and budget stops, and its
  * callbacks by lateness.  For seq_open().
  */
-const struct seq_operations htw_wheels_seq_ops = {
+const struct seq_operations htw_wheels_sops = {
 	.start	= htw_wheels_start,
 	.next	= htw_wheels_next,
 	.stop	= htw_wheels_stop,

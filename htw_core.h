@@ -169,7 +169,7 @@ size_t htw_wheel_footprint(const struct htw_wheel *wheel);
 u64 htw_wheel_now(struct htw_wheel *wheel);
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now);
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats);
-extern const struct seq_operations htw_wheels_seq_ops;
+extern const struct seq_operations htw_wheels_sops;
 
 void htw_timer_init(struct htw_timer *timer, struct htw_wheel *wheel,
 		    htw_func_t func);

@@ -104,10 +104,20 @@
  * protects the event queue and each timer's event record; the callbacks
  * take it, as timerfd's do.
  *
- * Lock order: ctx->lock, then ctx->wqh.lock.  The wheels' locks never nest
- * with ctx->wqh.lock: callbacks run without them, and htw_*() are never
- * called with ctx->wqh.lock held.  htw_del_sync() is called with ctx->lock
- * held and waits for a callback, which is safe because callbacks never take
+ * htw_wall_lock (a mutex) protects htw_wall_ctxs, the contexts that have a
+ * wall-clock wheel, and each context's @wall_node in it.  The work that
+ * follows a set of the wall clock takes it only to queue each context's
+ * work; a context joins the list with its wall-clock wheel, under
+ * ctx->lock, and leaves it in htw_ctx_destroy(), without ctx->lock.  The
+ * wall-clock work itself only ever tries ctx->lock (see "Wall-clock
+ * timers"), and the flag it leaves (@realign) is an atomic bit.
+ *
+ * Lock order: ctx->lock, then htw_wall_lock or ctx->wqh.lock (never both).
+ * Creating and destroying a wheel under ctx->lock takes the core's list
+ * lock (htw_core.c) after it.  The wheels' locks never nest with
+ * ctx->wqh.lock: callbacks run without them, and htw_*() are never called
+ * with ctx->wqh.lock held.  htw_del_sync() is called with ctx->lock held
+ * and waits for a callback, which is safe because callbacks never take
  * ctx->lock.
  */
 
@@ -170,9 +180,11 @@
  * @flags: %HTW_UT_BOOTTIME, %HTW_UT_REALTIME, %HTW_UT_CANCEL_ON_SET,
  *	%HTW_UT_CANCELED
  *
- * @event, @count, @expires and @fired are protected by &htw_ctx.wqh.lock;
- * the other fields change only under &htw_ctx.lock, while the timer is not
- * armed.
+ * @event, @count, @expires and @fired are protected by &htw_ctx.wqh.lock,
+ * but for a wall-clock timer's @expires while it is armed: that changes
+ * only under &htw_ctx.lock while the timer is idle and unqueued, and its
+ * callback reads it without a lock.  The other fields change only under
+ * &htw_ctx.lock, while the timer is not armed.
  */
 struct htw_utimer {
 	struct htw_timer timer;
@@ -201,11 +213,14 @@ struct htw_utimer {
  *	the user, from 0: whole nodes of XA_CHUNK_SIZE; under @lock
  * @charged: what the wheels and nodes are charged to the user; under @lock
  * @dying: htw_ctx_destroy() has begun; under @lock
- * @realign: %HTW_CTX_REALIGN: @realign_work found @lock taken
+ * @realign: %HTW_CTX_REALIGN: @realign_work found @lock taken (atomic
+ *	bit operations, no lock)
  * @real_offset: of a context on manual wheels, the offset of its wall clock
- *	from its monotonic one (tests set it)
+ *	from its monotonic one; tests set it (READ_ONCE()/WRITE_ONCE(), no
+ *	lock)
  * @realign_work: moves the wall-clock timers after a set of the clock
- * @wall_node: in htw_wall_ctxs, once the context has a wall-clock wheel
+ * @wall_node: in htw_wall_ctxs, under htw_wall_lock, once the context has
+ *	a wall-clock wheel
  * @wqh: readers and pollers wait here; its lock protects the fields below
  * @events: timers with an event queued, in the order they were queued
  * @nr_queued: timers in @events
@@ -247,7 +262,10 @@ static void htw_ctx_unlock(struct htw_ctx *ctx)
 		queue_work(system_unbound_wq, &ctx->realign_work);
 }
 
-/* The contexts with a wall-clock wheel, told when the wall clock is set. */
+/*
+ * The contexts with a wall-clock wheel, told when the wall clock is set;
+ * see "Locking" above.
+ */
 static LIST_HEAD(htw_wall_ctxs);
 static DEFINE_MUTEX(htw_wall_lock);
 

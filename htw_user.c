@@ -11,6 +11,10 @@
  * past the limit): epoll's percpu_counter would spare a shared cache line
  * per arm, but may pass its limit by a batch per CPU.
  *
+ * The kernel's own per-user counts (kernel/ucount.c, UCOUNT_*) are where
+ * this would live in the tree; a module can neither add a count there nor
+ * call inc_ucount(), which is not exported, hence this small table.
+ *
  * Users are uids, as epoll's are: every process of a uid shares its limit,
  * in whichever container it runs, and a file passed to another process (by
  * fork() or SCM_RIGHTS) stays charged to the uid that opened it.

@@ -1521,28 +1521,6 @@ static bool step(struct fuzz *fz)
 	return do_misc(fz, slot);
 }
 
-static long slab_kb(void)
-{
-	FILE *f = fopen("/proc/meminfo", "re");
-	char line[128];
-	long kb = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Slab: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static __u64 env_u64(const char *name, __u64 def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 0) : def;
-}
-
 static void log_stats(struct __test_metadata *_metadata,
 		      const struct fuzz *fz)
 {
@@ -1647,19 +1625,19 @@ TEST_F_TIMEOUT(htw, abi_fuzz, 1200)
 	bool ok = true;
 	int fd, s;
 
-	fz->seed = env_u64("HTW_FUZZ_SEED",
-			   htw_now(CLOCK_MONOTONIC) ^ ((__u64)getpid() << 32));
+	fz->seed = htw_env_u64("HTW_FUZZ_SEED",
+			       htw_now(CLOCK_MONOTONIC) ^ ((__u64)getpid() << 32));
 	reseed(fz);
-	calls = env_u64("HTW_FUZZ_CALLS",
-			full && !strcmp(full, "1") ? 1000000 : 50000);
-	seconds = env_u64("HTW_FUZZ_SECONDS",
-			  full && !strcmp(full, "1") ? 150 : 60);
+	calls = htw_env_u64("HTW_FUZZ_CALLS",
+			    full && !strcmp(full, "1") ? 1000000 : 50000);
+	seconds = htw_env_u64("HTW_FUZZ_SECONDS",
+			      full && !strcmp(full, "1") ? 150 : 60);
 	TH_LOG("seed %#llx (HTW_FUZZ_SEED=%#llx repeats it), %llu calls, at most %llu s",
 	       (unsigned long long)fz->seed, (unsigned long long)fz->seed,
 	       (unsigned long long)calls, (unsigned long long)seconds);
 
 	/* What this user holds before the fuzzer opens anything. */
-	slab_before = slab_kb();
+	slab_before = htw_meminfo("Slab") / 1024;
 	fd = open(HTW_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, htw_info(fd, &info));
@@ -1697,7 +1675,7 @@ TEST_F_TIMEOUT(htw, abi_fuzz, 1200)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, htw_info(fd, &info));
 	EXPECT_EQ(0, close(fd));
-	slab_after = slab_kb();
+	slab_after = htw_meminfo("Slab") / 1024;
 	TH_LOG("Slab: %ld kB before, %ld kB after (for information)",
 	       slab_before, slab_after);
 	EXPECT_EQ(baseline, info.user_timers);

@@ -27,50 +27,23 @@
 #define NR_ATTACK		100000
 #define NR_VICTIM		1000
 
-static int read_param(const char *path, unsigned long *v);
-static int write_param(const char *path, unsigned long v);
-
 /*
  * The long cases need the harness's timeout, which only fixtures have; the
  * fixture also puts back the per-user limit a case changed, pass or fail.
  */
 FIXTURE(htw) {
-	unsigned long user_limit;
+	long long user_limit;
 };
 
 FIXTURE_SETUP(htw)
 {
-	ASSERT_EQ(0, read_param(USER_LIMIT_PARAM, &self->user_limit));
+	self->user_limit = htw_read_number(USER_LIMIT_PARAM);
+	ASSERT_LE(0, self->user_limit);
 }
 
 FIXTURE_TEARDOWN(htw)
 {
-	write_param(USER_LIMIT_PARAM, self->user_limit);
-}
-
-static int read_param(const char *path, unsigned long *v)
-{
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%lu", v) == 1;
-	fclose(f);
-	return ok ? 0 : -EIO;
-}
-
-static int write_param(const char *path, unsigned long v)
-{
-	FILE *f = fopen(path, "we");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%lu\n", v) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
+	htw_write_number(USER_LIMIT_PARAM, self->user_limit);
 }
 
 static void become(uid_t uid)
@@ -422,7 +395,7 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 	pid_t pid, other;
 	char c = 0;
 
-	ASSERT_EQ(0, write_param(USER_LIMIT_PARAM, 1000000));
+	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, 1000000));
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(done));
 
@@ -475,7 +448,7 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 	close(go[0]);
 	ASSERT_EQ(sizeof(base), read(done[0], &base, sizeof(base)));
 	TH_LOG("two files with a timer each count %lu timers", base);
-	ASSERT_EQ(0, write_param(USER_LIMIT_PARAM, base + 98));
+	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, base + 98));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(1, read(done[0], &c, 1));
 
@@ -507,26 +480,6 @@ static int kasan(void)
 	return found;
 }
 
-#define MEMINFO		"/proc/meminfo"
-
-static long long meminfo(const char *key)
-{
-	char name[64];
-	long long v;
-	FILE *f = fopen(MEMINFO, "re");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld kB\n", name, &v) == 2) {
-		if (!strncmp(name, key, strlen(key)) && name[strlen(key)] == ':') {
-			fclose(f);
-			return v * 1024;
-		}
-	}
-	fclose(f);
-	return -1;
-}
-
 /*
  * With the default limit, a user who arms all it may pins about 4% of the
  * machine's memory (as epoll's max_user_watches allows), and no more than
@@ -534,7 +487,7 @@ static long long meminfo(const char *key)
  */
 TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 {
-	long long total = meminfo("MemTotal"), slab0, slab1;
+	long long total = htw_meminfo("MemTotal"), slab0, slab1;
 	struct htw_info info;
 	int p[2], fd;
 	__u32 held;
@@ -548,7 +501,7 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 	ASSERT_LT(0, total);
 
 	ASSERT_EQ(0, pipe(p));
-	slab0 = meminfo("Slab");
+	slab0 = htw_meminfo("Slab");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -583,7 +536,7 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 	close(p[1]);
 	ASSERT_EQ(sizeof(armed), read(p[0], &armed, sizeof(armed)));
 	ASSERT_EQ(sizeof(held), read(p[0], &held, sizeof(held)));
-	slab1 = meminfo("Slab");
+	slab1 = htw_meminfo("Slab");
 	kill(pid, SIGKILL);
 	reap(pid);
 	close(p[0]);

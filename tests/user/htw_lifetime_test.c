@@ -20,41 +20,28 @@
 #define MS		NSEC_PER_MSEC
 #define REFCNT		"/sys/module/htw/refcnt"
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 /*
  * Each open file holds a reference on the module, so that htw cannot be
  * unloaded under it; closing the last descriptor gives it back.
  */
 TEST(module_is_held_while_a_file_is_open)
 {
-	long before = read_long(REFCNT);
+	long before = htw_read_number(REFCNT);
 	int fd, fd2;
 
 	ASSERT_LE(0, before);
 	fd = htw_open();
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(before + 1, read_long(REFCNT));
+	EXPECT_EQ(before + 1, htw_read_number(REFCNT));
 	EXPECT_NE(0, syscall(SYS_delete_module, "htw", O_NONBLOCK));
 	EXPECT_EQ(EWOULDBLOCK, errno);
 	fd2 = dup(fd);
 	ASSERT_LE(0, fd2);
-	EXPECT_EQ(before + 1, read_long(REFCNT));
+	EXPECT_EQ(before + 1, htw_read_number(REFCNT));
 	close(fd);
-	EXPECT_EQ(before + 1, read_long(REFCNT));
+	EXPECT_EQ(before + 1, htw_read_number(REFCNT));
 	close(fd2);
-	EXPECT_EQ(before, read_long(REFCNT));
+	EXPECT_EQ(before, htw_read_number(REFCNT));
 }
 
 struct blocked_read {
@@ -79,7 +66,7 @@ static void *blocked_reader(void *arg)
 TEST(close_while_another_thread_reads)
 {
 	struct blocked_read br = { .ret = 1 };
-	long before = read_long(REFCNT);
+	long before = htw_read_number(REFCNT);
 	pthread_t thread;
 	long id;
 
@@ -94,7 +81,7 @@ TEST(close_while_another_thread_reads)
 	ASSERT_EQ(1, br.ret);
 	EXPECT_EQ(id, br.ev.id);
 	EXPECT_EQ(42, br.ev.user_data);
-	EXPECT_EQ(before, read_long(REFCNT));
+	EXPECT_EQ(before, htw_read_number(REFCNT));
 }
 
 static void on_signal(int sig)
@@ -106,7 +93,7 @@ TEST(signal_ends_a_read_of_a_closed_file)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct blocked_read br = { .ret = 1 };
-	long before = read_long(REFCNT);
+	long before = htw_read_number(REFCNT);
 	pthread_t thread;
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
@@ -119,7 +106,7 @@ TEST(signal_ends_a_read_of_a_closed_file)
 	ASSERT_EQ(0, pthread_kill(thread, SIGUSR1));
 	ASSERT_EQ(0, pthread_join(thread, NULL));
 	EXPECT_EQ(-EINTR, br.ret);
-	EXPECT_EQ(before, read_long(REFCNT));
+	EXPECT_EQ(before, htw_read_number(REFCNT));
 }
 
 /*
@@ -268,7 +255,7 @@ TEST_F_TIMEOUT(unload, kernel_user_unloads_while_its_timers_run, 600)
 	char params[32];
 	int i, fd;
 
-	if (!path || read_long("/sys/module/htw_lifetime/refcnt") < 0)
+	if (!path || htw_read_number("/sys/module/htw_lifetime/refcnt") < 0)
 		SKIP(return, "htw_lifetime.ko is not loaded");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);

@@ -24,36 +24,33 @@
 /* The smallest a timer of /dev/htw can cost: its own record. */
 #define TIMER_BYTES	128
 
-static int write_file(const char *path, const char *s)
+/*
+ * The number after @key in a flat-keyed file of the cgroup, or the file's
+ * only number if @key is NULL; -1 if there is none.
+ */
+static long long cg_value(const char *file, const char *key)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
-/* The value of @key in memory.stat of the cgroup, or -1. */
-static long long memory_stat(const char *key)
-{
-	char name[64];
-	long long v;
+	long long v = -1, n;
+	char path[128], name[64];
 	FILE *f;
 
-	f = fopen(CG "/memory.stat", "re");
+	snprintf(path, sizeof(path), CG "/%s", file);
+	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	while (fscanf(f, "%63s %lld", name, &v) == 2) {
-		if (!strcmp(name, key)) {
-			fclose(f);
-			return v;
+	if (!key) {
+		if (fscanf(f, "%lld", &n) == 1)
+			v = n;
+	} else {
+		while (fscanf(f, "%63s %lld", name, &n) == 2) {
+			if (!strcmp(name, key)) {
+				v = n;
+				break;
+			}
 		}
 	}
 	fclose(f);
-	return -1;
+	return v;
 }
 
 /* A cgroup with the memory controller, or a reason why there is none. */
@@ -74,7 +71,7 @@ static const char *make_cgroup(void)
 		return "no memory controller";
 	}
 	fclose(f);
-	if (write_file(CG_ROOT "/cgroup.subtree_control", "+memory"))
+	if (htw_write_file(CG_ROOT "/cgroup.subtree_control", "+memory"))
 		return "cannot enable the memory controller";
 	if (mkdir(CG, 0755) && errno != EEXIST)
 		return "cannot create a cgroup";
@@ -92,7 +89,7 @@ static long long arm_in_cgroup(void)
 	long long before, after;
 	int fd, i;
 
-	if (!ops || write_file(CG "/cgroup.procs", "0"))
+	if (!ops || htw_write_file(CG "/cgroup.procs", "0"))
 		return -1;
 	fd = htw_open();
 	if (fd < 0)
@@ -102,10 +99,10 @@ static long long arm_in_cgroup(void)
 					  .spec.expires = FAR };
 	b.ops = (uintptr_t)ops;
 
-	before = memory_stat("slab");
+	before = cg_value("memory.stat", "slab");
 	if (ioctl(fd, HTW_IOC_BATCH, &b) != NR_TIMERS)
 		return -1;
-	after = memory_stat("slab");
+	after = cg_value("memory.stat", "slab");
 	close(fd);
 	return before < 0 || after < 0 ? -1 : after - before;
 }
@@ -155,35 +152,6 @@ TEST(timers_are_charged_to_the_callers_memory_cgroup)
 }
 
 /*
- * The number after @key in a flat-keyed file of the cgroup, or the file's
- * only number if @key is NULL; -1 if there is none.
- */
-static long long cg_value(const char *file, const char *key)
-{
-	long long v = -1, n;
-	char path[128], name[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), CG "/%s", file);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (!key) {
-		if (fscanf(f, "%lld", &n) == 1)
-			v = n;
-	} else {
-		while (fscanf(f, "%63s %lld", name, &n) == 2) {
-			if (!strcmp(name, key)) {
-				v = n;
-				break;
-			}
-		}
-	}
-	fclose(f);
-	return v;
-}
-
-/*
  * In the child, in a cgroup that allows 2 MiB more than it holds: arm until
  * an operation fails; return its result (or 1 if none failed).  Memory the
  * child touches is faulted in before it joins, so that only htw's
@@ -199,11 +167,11 @@ static long long arm_until_full(void)
 
 	memset(ops, 0, sizeof(ops));
 	fd = htw_open();
-	if (fd < 0 || write_file(CG "/cgroup.procs", "0"))
+	if (fd < 0 || htw_write_file(CG "/cgroup.procs", "0"))
 		return 2;
 	current = cg_value("memory.current", NULL);
 	snprintf(limit, sizeof(limit), "%lld", current + (2 << 20));
-	if (current < 0 || write_file(CG "/memory.max", limit))
+	if (current < 0 || htw_write_file(CG "/memory.max", limit))
 		return 3;
 	for (n = 0; n < 10000 && ret == 1; n++) {
 		for (i = 0; i < 256; i++)
@@ -238,7 +206,7 @@ TEST(arming_over_the_cgroup_limit_is_enomem_not_oom)
 		TH_LOG("the child did not live to tell: status %#x", status);
 	EXPECT_EQ(-ENOMEM, result);
 	EXPECT_EQ(0, cg_value("memory.events", "oom_kill"));
-	write_file(CG "/memory.max", "max");
+	htw_write_file(CG "/memory.max", "max");
 	rmdir(CG);
 }
 

@@ -88,35 +88,50 @@ FIXTURE_TEARDOWN(trace)
 	free(self->buf);
 }
 
+/* The whole of a file, or NULL. */
+static char *slurp(const char *path)
+{
+	size_t size = 0, cap = 1 << 16, r;
+	char *buf = malloc(cap + 1), *grown;
+	FILE *f = fopen(path, "re");
+
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	while ((r = fread(buf + size, 1, cap - size, f)) > 0) {
+		size += r;
+		if (size < cap)
+			continue;
+		cap *= 2;
+		grown = realloc(buf, cap + 1);
+		if (!grown)
+			break;
+		buf = grown;
+	}
+	fclose(f);
+	buf[size] = 0;
+	return buf;
+}
+
 /*
  * Stop tracing and split what was traced into *@lines, in a buffer *@buf;
  * return the number of lines, or -1.
  */
 static int collect(char **buf, char ***lines)
 {
-	size_t size = 0, cap = 1 << 20, r;
-	char *p, *grown;
+	size_t size;
 	int n = 0;
-	FILE *f;
+	char *p;
 
 	if (htw_write_file(TRACEFS "/tracing_on", "0"))
 		return -1;
-	f = fopen(TRACEFS "/trace", "re");
-	*buf = malloc(cap + 1);
-	if (!f || !*buf)
+	*buf = slurp(TRACEFS "/trace");
+	if (!*buf)
 		return -1;
-	while ((r = fread(*buf + size, 1, cap - size, f)) > 0) {
-		size += r;
-		if (size < cap)
-			continue;
-		cap *= 2;
-		grown = realloc(*buf, cap + 1);
-		if (!grown)
-			return -1;
-		*buf = grown;
-	}
-	fclose(f);
-	(*buf)[size] = 0;
+	size = strlen(*buf);
 	*lines = calloc(size / 16 + 1, sizeof(char *));
 	if (!*lines)
 		return -1;
@@ -205,34 +220,6 @@ TEST_F(trace, events_of_a_known_sequence)
 		;
 	ASSERT_LT(i, self->nr_lines) TH_LOG("no %s after the callback", tag);
 	EXPECT_LE(1, num(self->lines[i], "ran"));
-}
-
-/* The whole of a small file, or NULL. */
-static char *slurp(const char *path)
-{
-	size_t size = 0, cap = 1 << 16, r;
-	char *buf = malloc(cap + 1), *grown;
-	FILE *f = fopen(path, "re");
-
-	if (!f || !buf) {
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	while ((r = fread(buf + size, 1, cap - size, f)) > 0) {
-		size += r;
-		if (size < cap)
-			continue;
-		cap *= 2;
-		grown = realloc(buf, cap + 1);
-		if (!grown)
-			break;
-		buf = grown;
-	}
-	fclose(f);
-	buf[size] = 0;
-	return buf;
 }
 
 /*

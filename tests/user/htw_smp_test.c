@@ -104,19 +104,6 @@ struct cell {
 
 static atomic_ullong seq = 1;
 
-static __u64 rnd(__u64 *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static __u64 rnd_below(__u64 *s, __u64 n)
-{
-	return rnd(s) % n;
-}
-
 /* Record an error (the first one's text); return false. */
 static bool fail(struct counts *c, const char *fmt, ...)
 {
@@ -297,10 +284,10 @@ static int new_sched(struct owner *o, __u64 *expires, __u32 *flags,
 {
 	struct sched *s;
 	__u64 now;
-	bool periodic = rnd_below(&o->rng, 4) == 0;
-	bool boottime = rnd_below(&o->rng, 4) == 0;
-	bool relative = !periodic && rnd_below(&o->rng, 2);
-	__u64 delay = rnd_below(&o->rng, 30 * MS);
+	bool periodic = htw_rand_below(&o->rng, 4) == 0;
+	bool boottime = htw_rand_below(&o->rng, 4) == 0;
+	bool relative = !periodic && htw_rand_below(&o->rng, 2);
+	__u64 delay = htw_rand_below(&o->rng, 30 * MS);
 
 	if (o->nr_scheds == MAX_SCHEDS)
 		return -1;
@@ -308,7 +295,7 @@ static int new_sched(struct owner *o, __u64 *expires, __u32 *flags,
 	memset(s, 0, sizeof(*s));
 	now = htw_now(boottime ? CLOCK_BOOTTIME : CLOCK_MONOTONIC);
 	s->boottime = boottime;
-	s->period = periodic ? o->cell->min_period * (1 + rnd_below(&o->rng, 5)) : 0;
+	s->period = periodic ? o->cell->min_period * (1 + htw_rand_below(&o->rng, 5)) : 0;
 	*flags = boottime ? HTW_TIMER_BOOTTIME : 0;
 	*period = s->period;
 	if (relative) {
@@ -383,7 +370,7 @@ static bool gone_oneshot(struct owner *o, int rec)
 static bool owner_step(struct owner *o)
 {
 	struct counts *c = o->cell->counts;
-	int i = rnd_below(&o->rng, NR_SLOTS), rec, old = o->slot[i];
+	int i = htw_rand_below(&o->rng, NR_SLOTS), rec, old = o->slot[i];
 	struct htw_timer_spec spec = { 0 };
 	int fd = o->cell->fd, ret;
 
@@ -402,7 +389,7 @@ static bool owner_step(struct owner *o)
 	if (!slot_live(o, i))
 		return true;
 	spec.id = o->scheds[old].id;
-	if (rnd_below(&o->rng, 3) == 0) {
+	if (htw_rand_below(&o->rng, 3) == 0) {
 		ret = htw_cancel(fd, spec.id);
 		if (ret == -ENOENT)
 			return gone_oneshot(o, old);
@@ -448,7 +435,7 @@ static bool owner_batch(struct owner *o)
 		slot_of[n] = i;
 		old_of[n] = o->slot[i];
 		rec_of[n] = -1;
-		if (old_of[n] >= 0 && rnd_below(&o->rng, 3) == 0) {
+		if (old_of[n] >= 0 && htw_rand_below(&o->rng, 3) == 0) {
 			ops[n].op = HTW_OP_CANCEL;
 			ops[n].spec.id = o->scheds[old_of[n]].id;
 		} else {
@@ -499,7 +486,7 @@ static void *owner_fn(void *arg)
 	struct owner *o = arg;
 
 	while (!atomic_load(&o->cell->stop_owners) && !o->cell->counts->errors) {
-		if (!(rnd_below(&o->rng, 16) ? owner_step(o) : owner_batch(o)))
+		if (!(htw_rand_below(&o->rng, 16) ? owner_step(o) : owner_batch(o)))
 			break;
 		if (o->nr_scheds == MAX_SCHEDS)
 			usleep(1000);
@@ -707,7 +694,7 @@ static void *churn_fn(void *arg)
 		memset(ops, 0, sizeof(ops));
 		for (i = 0; i < CHURN_TIMERS; i++) {
 			ops[i].op = HTW_OP_ARM;
-			ops[i].spec.expires = rnd_below(&ch->rng, 20 * MS);
+			ops[i].spec.expires = htw_rand_below(&ch->rng, 20 * MS);
 			ops[i].spec.user_data = i;
 		}
 		if (htw_batch(fd, ops, CHURN_TIMERS) != CHURN_TIMERS) {
@@ -734,14 +721,14 @@ static void *churn_fn(void *arg)
 		/* Closed with timers armed and expiring. */
 		fd = htw_open();
 		for (i = 0; i < CHURN_TIMERS; i++) {
-			ops[i].spec.expires = rnd_below(&ch->rng, 5 * MS);
+			ops[i].spec.expires = htw_rand_below(&ch->rng, 5 * MS);
 			ops[i].spec.period = i % 2 ? ch->min_period : 0;
 		}
 		if (fd < 0 || htw_batch(fd, ops, CHURN_TIMERS) != CHURN_TIMERS) {
 			fail(ch->counts, "churn arm: %d", errno);
 			break;
 		}
-		usleep(rnd_below(&ch->rng, 5000));
+		usleep(htw_rand_below(&ch->rng, 5000));
 		close(fd);
 		atomic_fetch_add(&ch->counts->closes, 2);
 	}
@@ -776,13 +763,6 @@ static int worker(int index, __u64 seed, __u64 seconds, __u64 min_period,
 	return counts->errors ? 1 : 0;
 }
 
-static __u64 env_u64(const char *name, __u64 def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 0) : def;
-}
-
 /* Only fixtures have timeouts: the long run needs more than 30 s. */
 FIXTURE(smp) {
 	int unused;
@@ -798,9 +778,9 @@ FIXTURE_TEARDOWN(smp)
 
 TEST_F_TIMEOUT(smp, htw_smp_stress, 900)
 {
-	bool full = env_u64("HTW_FULL", 0) == 1;
-	__u64 seconds = env_u64("HTW_SMP_SECONDS", full ? 60 : 5);
-	__u64 seed = env_u64("HTW_SMP_SEED", htw_now(CLOCK_MONOTONIC) | 1);
+	bool full = htw_env_u64("HTW_FULL", 0) == 1;
+	__u64 seconds = htw_env_u64("HTW_SMP_SECONDS", full ? 60 : 5);
+	__u64 seed = htw_env_u64("HTW_SMP_SEED", htw_now(CLOCK_MONOTONIC) | 1);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int nr_workers = cpus < 2 ? 2 : cpus, w, status;
 	struct counts *counts, total = { 0 };

@@ -35,15 +35,6 @@ FIXTURE_TEARDOWN(htw)
 	close(self->fd);
 }
 
-static __u64 rand_below(__u64 *state, __u64 n)
-{
-	/* xorshift64: reproducible from the seed the test prints. */
-	*state ^= *state << 13;
-	*state ^= *state >> 7;
-	*state ^= *state << 17;
-	return *state % n;
-}
-
 static long batch_all(int fd, struct htw_op *ops, __u32 n)
 {
 	__u32 done = 0, chunk;
@@ -93,7 +84,7 @@ TEST_F_TIMEOUT(htw, hundred_thousand_timers_each_delivered_once_never_early, 120
 	 */
 	start = htw_now(CLOCK_MONOTONIC) + 200 * MS;
 	for (i = 0; i < NR_TIMERS; i++) {
-		expires[i] = start + rand_below(&state, SPREAD);
+		expires[i] = start + htw_rand_below(&state, SPREAD);
 		ops[i] = (struct htw_op){
 			.op = HTW_OP_ARM,
 			.spec = {

@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -116,6 +118,70 @@ static inline int htw_write_file(const char *path, const char *s)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/* Write the number @v to a knob of sysfs; 0 or -errno. */
+static inline int htw_write_number(const char *path, unsigned long long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu\n", v);
+	return htw_write_file(path, buf);
+}
+
+/* The number a file of sysfs or procfs holds, or -1. */
+static inline long long htw_read_number(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	long long v;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* The value of @key in /proc/meminfo, in bytes, or -1. */
+static inline long long htw_meminfo(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	long long v, ret = -1;
+	char name[64];
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld kB\n", name, &v) == 2) {
+		if (!strncmp(name, key, strlen(key)) && name[strlen(key)] == ':') {
+			ret = v * 1024;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* The number in environment variable @name, or @def. */
+static inline __u64 htw_env_u64(const char *name, __u64 def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
+/* xorshift64: reproducible from the seed a test prints. */
+static inline __u64 htw_rand(__u64 *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+static inline __u64 htw_rand_below(__u64 *state, __u64 n)
+{
+	return htw_rand(state) % n;
 }
 
 /* Run the binary's tests, or skip them all when the device is missing. */
