@@ -2,9 +2,14 @@
 #
 # make                  build htw.ko against the running kernel's headers
 # make KDIR=<dir>       ... against another kernel build tree
-# make tools            build htwctl for this machine, into build/tools
-# make install          install htw.ko (then depmod), the uapi header and
-#                       htwctl; DESTDIR and PREFIX (/usr/local) as usual
+# make lib              build libhtw (static and shared) and its pkg-config
+#                       file, into build/lib
+# make tools            build libhtw and htwctl for this machine, into
+#                       build/lib and build/tools
+# make install          install htw.ko (then depmod), the uapi header,
+#                       libhtw with its header, pkg-config file and manual
+#                       pages, and htwctl; DESTDIR, PREFIX (/usr/local) and
+#                       LIBDIR (PREFIX/lib) as usual
 # make check            lint, htw in UML and Debian 6.12 and 7.2, make
 #                       install, the rig's self-test
 # make check-full       htw in the other kernels (6.1, UML 7.2, 7.2-rt,
@@ -24,8 +29,12 @@
 #   HTW_JOBS     parallel jobs of each kernel or module build
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
 CC ?= cc
+AR ?= ar
 CFLAGS ?= -O2 -g -Wall
 
 HTW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/htw
@@ -46,11 +55,39 @@ modules:
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 
-tools: $(HTW_BUILD)/tools/htwctl
+# libhtw: its soname follows LIBHTW_VERSION_MAJOR, its symbols lib/libhtw.map.
+LIBHTW_VERSION := $(shell sed -n 's/^\#define LIBHTW_VERSION_\(MAJOR\|MINOR\)[[:space:]]*//p' \
+	lib/libhtw.h | paste -sd.)
+LIBHTW_MAJOR := $(firstword $(subst ., ,$(LIBHTW_VERSION)))
+LIBHTW_SO := libhtw.so.$(LIBHTW_MAJOR)
+LIB_OUT := $(HTW_BUILD)/lib
+LIB_DEPS := lib/libhtw.c lib/libhtw.h lib/libhtw.map include/uapi/linux/htw.h
 
-$(HTW_BUILD)/tools/htwctl: tools/htwctl.c include/uapi/linux/htw.h
+lib: $(LIB_OUT)/libhtw.a $(LIB_OUT)/$(LIBHTW_SO) $(LIB_OUT)/libhtw.pc
+
+$(LIB_OUT)/libhtw.a: $(LIB_DEPS)
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
+	$(CC) $(CFLAGS) -Iinclude/uapi -c -o $(LIB_OUT)/libhtw.o lib/libhtw.c
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OUT)/libhtw.o
+
+$(LIB_OUT)/$(LIBHTW_SO): $(LIB_DEPS)
+	mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -Iinclude/uapi -Wl,-soname,$(LIBHTW_SO) \
+		-Wl,--version-script=lib/libhtw.map -o $@ lib/libhtw.c
+
+$(LIB_OUT)/libhtw.pc: lib/libhtw.pc.in lib/libhtw.h
+	mkdir -p $(@D)
+	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
+		-e 's|@includedir@|$(INCLUDEDIR)|' \
+		-e 's|@version@|$(LIBHTW_VERSION)|' $< >$@
+
+tools: lib $(HTW_BUILD)/tools/htwctl
+
+# htwctl carries libhtw in it: it runs wherever it is copied.
+$(HTW_BUILD)/tools/htwctl: tools/htwctl.c $(LIB_OUT)/libhtw.a
+	mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude/uapi -Ilib -o $@ $< $(LIB_OUT)/libhtw.a
 
 # htw.ko alone (HTW_ONLY), into /lib/modules/<release>/updates under
 # DESTDIR; depmod then indexes that tree.
@@ -61,9 +98,19 @@ install: tools
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) \
 		$$(cat $(KDIR)/include/config/kernel.release)
 	install -D -m 0644 include/uapi/linux/htw.h \
-		$(DESTDIR)$(PREFIX)/include/linux/htw.h
+		$(DESTDIR)$(INCLUDEDIR)/linux/htw.h
 	install -D -m 0755 $(HTW_BUILD)/tools/htwctl \
 		$(DESTDIR)$(PREFIX)/bin/htwctl
+	install -D -m 0644 lib/libhtw.h $(DESTDIR)$(INCLUDEDIR)/libhtw.h
+	install -D -m 0644 $(LIB_OUT)/libhtw.a $(DESTDIR)$(LIBDIR)/libhtw.a
+	install -D -m 0755 $(LIB_OUT)/$(LIBHTW_SO) \
+		$(DESTDIR)$(LIBDIR)/$(LIBHTW_SO)
+	ln -sf $(LIBHTW_SO) $(DESTDIR)$(LIBDIR)/libhtw.so
+	install -D -m 0644 $(LIB_OUT)/libhtw.pc \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libhtw.pc
+	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man4
+	install -m 0644 man/*.3 $(DESTDIR)$(MANDIR)/man3
+	install -m 0644 man/*.4 $(DESTDIR)$(MANDIR)/man4
 
 check:
 	HTW_FULL=0 rig/check.sh
@@ -89,4 +136,4 @@ deps:
 distclean:
 	rm -rf $(HTW_BUILD)
 
-.PHONY: all modules clean tools install check check-full run bench lint deps distclean
+.PHONY: all modules clean lib tools install check check-full run bench lint deps distclean

@@ -100,7 +100,10 @@ selftest() {
 
 # install_check - "make install" from a copy of the checkout into a staging
 # root, against Debian 12's 6.12 headers, as a user would install htw; the
-# module, its depmod entry, the uapi header and htwctl must all be there.
+# module, its depmod entry, the uapi header, htwctl, and libhtw with its
+# header, pkg-config file and manual pages must all be there, and a program
+# built with pkg-config's flags must link to the installed libhtw.so and
+# run.
 install_check() {
 	local dir=$RUN/install rel rc=0 f
 	local -a missing=()
@@ -119,7 +122,11 @@ install_check() {
 	) >"$dir/install.log" 2>&1 || rc=$?
 	rel=$(cat "$dir/release" 2>/dev/null || true)
 	for f in "lib/modules/$rel/updates/htw.ko*" "usr/local/include/linux/htw.h" \
-		 "usr/local/bin/htwctl"; do
+		 "usr/local/bin/htwctl" usr/local/include/libhtw.h \
+		 usr/local/lib/libhtw.a usr/local/lib/libhtw.so.1 \
+		 usr/local/lib/libhtw.so usr/local/lib/pkgconfig/libhtw.pc \
+		 usr/local/share/man/man4/htw.4 usr/local/share/man/man3/libhtw.3 \
+		 usr/local/share/man/man3/htw_oplist_submit.3; do
 		compgen -G "$dir/root/$f" >/dev/null || missing+=("$f")
 	done
 	# Only htw itself: not the sample, the benchmark or the tests.
@@ -127,6 +134,7 @@ install_check() {
 		missing+=("nothing but htw.ko (found others)")
 	grep -qs 'updates/htw\.ko' "$dir/root/lib/modules/$rel/modules.dep" ||
 		missing+=("htw in modules.dep")
+	libhtw_link_check "$dir" || missing+=("a program linked by pkg-config to libhtw.so")
 	if ((rc == 0 && ${#missing[@]} == 0)); then
 		"$REPORT" record "$RUN/install.json" install install "make install" pass
 	else
@@ -134,6 +142,34 @@ install_check() {
 			"$( ((rc)) && tail -n 8 "$dir/install.log"
 			    ((${#missing[@]})) && printf 'missing: %s\n' "${missing[@]}")"
 	fi
+}
+
+# libhtw_link_check DIR - a program built with the installed libhtw.pc's
+# flags, against the installed headers and libhtw.so, runs (it needs no
+# device: htw_clock_now() and htw_oplist_init() only).
+libhtw_link_check() {
+	local dir=$1 root=$1/root
+	cat >"$dir/prog.c" <<-'EOF'
+		#include <libhtw.h>
+
+		int main(void)
+		{
+			struct htw_oplist list;
+
+			if (!htw_clock_now(0) || htw_oplist_init(&list, 1))
+				return 1;
+			htw_oplist_free(&list);
+			return 0;
+		}
+	EOF
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	gcc -o "$dir/prog" "$dir/prog.c" \
+		$(PKG_CONFIG_SYSROOT_DIR=$root \
+		  PKG_CONFIG_LIBDIR=$root/usr/local/lib/pkgconfig \
+		  pkg-config --cflags --libs libhtw) >>"$dir/install.log" 2>&1 &&
+		LD_LIBRARY_PATH=$root/usr/local/lib "$dir/prog" &&
+		LD_LIBRARY_PATH=$root/usr/local/lib ldd "$dir/prog" |
+		grep -q "libhtw.so.1 => $root/usr/local/lib/libhtw.so.1"
 }
 
 main() {

@@ -20,8 +20,8 @@ PACKAGES=(
 	"$KSRC_PKG" qemu-system-x86 busybox-static sparse
 	# Debian sid's kernels: a sid root to build in, their compressed modules
 	debootstrap debian-archive-keyring zstd
-	# make install's depmod
-	kmod
+	# make install's depmod; libhtw's manual pages and pkg-config file
+	kmod groff-base pkgconf
 )
 
 APT_ARGS=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=600)

@@ -133,29 +133,50 @@ build_modules() {
 		"$out/src/modules.order" >"$out/modules"
 }
 
-# build_user_binaries BIN [NAME...] - every tests/user/*.c and tools/*.c
-# (or only those NAMEs, "-" for none), static, so that the same binary runs
-# on the host's root in UML and in an initramfs.  BIN/status records one
-# "path rc" line per program.
+# readme_example OUT - the program the README shows (the indented block
+# that opens with "/* htw_epoll.c:"), so that the example users copy is
+# one the tiers compile and run.
+readme_example() {
+	awk '/^    \/\* htw_epoll\.c:/ { on = 1 }
+	     on && /^[^ \t]/ { exit }
+	     on { sub(/^    /, ""); print }' "$HTW_TOP/README" >"$1"
+	[[ -s $1 ]]
+}
+
+# build_user_binaries BIN [NAME...] - every tests/user/*.c and tools/*.c,
+# and the README's example (htw_readme_example, a tool), or only those
+# NAMEs ("-" for none), static, so that the same binary runs on the host's
+# root in UML and in an initramfs; each is linked with libhtw, as make
+# install links htwctl.  BIN/status records one "path rc" line per program.
 build_user_binaries() {
 	local bin=$1 src name kind rc
+	local -a cflags=(-O2 -g -Wall -Werror -I"$HTW_TOP/include/uapi")
 	shift
 	rm -rf "$bin"
-	mkdir -p "$bin/tests" "$bin/tools"
+	mkdir -p "$bin/tests" "$bin/tools" "$bin/lib"
 	: >"$bin/status"
-	for src in "$HTW_TOP"/tests/user/*.c "$HTW_TOP"/tools/*.c; do
+	rc=0
+	gcc "${cflags[@]}" -c -o "$bin/lib/libhtw.o" "$HTW_TOP/lib/libhtw.c" \
+		>>"$bin/build.log" 2>&1 || rc=$?
+	((rc)) && log "failed to build lib/libhtw.c"
+	echo "lib/libhtw.c $rc" >>"$bin/status"
+	rc=0
+	readme_example "$bin/lib/htw_readme_example.c" || rc=$?
+	((rc)) && log "README has no example (/* htw_epoll.c: ...)"
+	echo "README $rc" >>"$bin/status"
+	for src in "$HTW_TOP"/tests/user/*.c "$HTW_TOP"/tools/*.c \
+		   "$bin/lib/htw_readme_example.c"; do
 		[[ -e $src ]] || continue
 		name=$(basename "$src" .c)
 		(($# == 0)) || [[ " $* " == *" $name "* ]] || continue
 		# The injected failure exists only when asked for.
 		[[ $name == inject_test && $HTW_INJECT != user ]] && continue
 		kind=tests
-		[[ $src == "$HTW_TOP"/tools/* ]] && kind=tools
+		[[ $src == "$HTW_TOP"/tests/* ]] || kind=tools
 		rc=0
-		gcc -static -O2 -g -Wall -Werror \
-			-I"$KSRC/tools/testing/selftests" -I"$HTW_TOP/include/uapi" \
-			-o "$bin/$kind/$name" "$src" -lpthread \
-			>>"$bin/build.log" 2>&1 || rc=$?
+		gcc -static "${cflags[@]}" -I"$KSRC/tools/testing/selftests" \
+			-I"$HTW_TOP/lib" -o "$bin/$kind/$name" "$src" \
+			"$bin/lib/libhtw.o" -lpthread >>"$bin/build.log" 2>&1 || rc=$?
 		((rc)) && log "failed to build ${src#"$HTW_TOP"/}"
 		echo "${src#"$HTW_TOP"/} $rc" >>"$bin/status"
 	done

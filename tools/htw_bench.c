@@ -24,13 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/htw.h>
+#include <libhtw.h>
 
 #define NSEC_PER_MSEC	1000000ULL
 #define NSEC_PER_SEC	1000000000ULL
@@ -52,6 +51,15 @@ static void die(const char *what)
 {
 	fprintf(stderr, "htw_bench: %s: %s\n", what, strerror(errno));
 	exit(1);
+}
+
+/* die() for libhtw's calls, which return -errno. */
+static void check(int ret, const char *what)
+{
+	if (ret < 0) {
+		errno = -ret;
+		die(what);
+	}
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -86,56 +94,68 @@ static void report(const char *measure, double htw, double anchor,
 
 static int htw_open_dev(void)
 {
-	int fd = open("/dev/htw", O_RDWR | O_CLOEXEC);
+	int fd = htw_open(O_CLOEXEC);
 
-	if (fd < 0)
-		die("open /dev/htw");
+	check(fd, "open " HTW_DEVICE_PATH);
 	return fd;
 }
 
-static struct htw_op *ops;
+static struct htw_oplist list;	/* BATCH operations */
+static __u32 *ids;		/* what arm_batched() armed */
 
-/* Run the @n operations of ops[] in batches; each must succeed. */
-static void run_batches(int fd, unsigned int n, const char *what)
+/* Run the operations @list holds; each must succeed. */
+static void submit(int fd, const char *what)
 {
-	struct htw_batch b = { .op_size = sizeof(*ops) };
+	unsigned int i;
+	int ret = htw_oplist_submit(fd, &list);
+
+	check(ret, what);
+	if (ret != (int)list.nr)
+		die(what);
+	for (i = 0; i < list.nr; i++)
+		if (list.ops[i].result)
+			die(what);
+}
+
+/* Expiry i of @n is due at start + i * spread / n. */
+static __u64 due(__u64 start, unsigned int i, unsigned int n, __u64 spread)
+{
+	return start + (__u64)i * spread / n;
+}
+
+/*
+ * Arm @n timers in batches of BATCH, due over @spread from @expires; their
+ * ids are left in ids[].
+ */
+static void arm_batched(int fd, unsigned int n, __u64 expires, __u64 spread,
+			__u32 flags)
+{
+	struct htw_timer_spec spec = { .flags = flags };
 	unsigned int done, i;
 
-	for (done = 0; done < n; done += b.count) {
-		b.ops = (uintptr_t)(ops + done);
-		b.count = n - done < BATCH ? n - done : BATCH;
-		if (ioctl(fd, HTW_IOC_BATCH, &b) != (long)b.count)
-			die(what);
-		for (i = 0; i < b.count; i++)
-			if (ops[done + i].result)
-				die(what);
+	for (done = 0; done < n; done += list.nr) {
+		htw_oplist_reset(&list);
+		for (i = done; i < n && list.nr < list.size; i++) {
+			spec.expires = due(expires, i, n, spread);
+			htw_oplist_arm(&list, &spec);
+		}
+		submit(fd, "arm in a batch");
+		for (i = 0; i < list.nr; i++)
+			ids[done + i] = list.ops[i].spec.id;
 	}
 }
 
-/* Arm @n timers in batches; their ids are left in ops[]. */
-static void arm_batched(int fd, unsigned int n, __u64 expires, __u32 flags)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		ops[i] = (struct htw_op) {
-			.op = HTW_OP_ARM,
-			.spec = { .flags = flags, .expires = expires },
-		};
-	run_batches(fd, n, "arm in a batch");
-}
-
-/* Cancel the @n timers whose ids arm_batched() left in ops[]. */
+/* Cancel the @n timers whose ids arm_batched() left in ids[]. */
 static void cancel_batched(int fd, unsigned int n)
 {
-	unsigned int i;
+	unsigned int done, i;
 
-	for (i = 0; i < n; i++)
-		ops[i] = (struct htw_op) {
-			.op = HTW_OP_CANCEL,
-			.spec = { .id = ops[i].spec.id },
-		};
-	run_batches(fd, n, "cancel in a batch");
+	for (done = 0; done < n; done += list.nr) {
+		htw_oplist_reset(&list);
+		for (i = done; i < n && list.nr < list.size; i++)
+			htw_oplist_cancel(&list, ids[i]);
+		submit(fd, "cancel in a batch");
+	}
 }
 
 /* ns per timer: arm and cancel @n timers, one ioctl each. */
@@ -143,26 +163,17 @@ static double htw_arm_cancel_single(unsigned int n)
 {
 	int fd = htw_open_dev();
 	struct htw_timer_spec spec = { .expires = 3600 * NSEC_PER_SEC };
-	struct htw_cancel c = {};
-	__u32 *ids = malloc(n * sizeof(*ids));
 	__u64 t0;
 	unsigned int i;
 
-	if (!ids)
-		die("malloc");
 	t0 = now_ns();
 	for (i = 0; i < n; i++) {
-		if (ioctl(fd, HTW_IOC_ARM, &spec))
-			die("HTW_IOC_ARM");
+		check(htw_arm(fd, &spec), "arm");
 		ids[i] = spec.id;
 	}
-	for (i = 0; i < n; i++) {
-		c.id = ids[i];
-		if (ioctl(fd, HTW_IOC_CANCEL, &c))
-			die("HTW_IOC_CANCEL");
-	}
+	for (i = 0; i < n; i++)
+		check(htw_cancel(fd, ids[i]), "cancel");
 	t0 = now_ns() - t0;
-	free(ids);
 	close(fd);
 	return (double)t0 / n;
 }
@@ -173,7 +184,7 @@ static double htw_arm_cancel_batched(unsigned int n)
 	int fd = htw_open_dev();
 	__u64 t0 = now_ns();
 
-	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0);
+	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0, 0);
 	cancel_batched(fd, n);
 	t0 = now_ns() - t0;
 	close(fd);
@@ -220,13 +231,9 @@ struct spin {
 static void arm_cancel_once(int fd)
 {
 	struct htw_timer_spec spec = { .expires = 3600 * NSEC_PER_SEC };
-	struct htw_cancel c = {};
 
-	if (ioctl(fd, HTW_IOC_ARM, &spec))
-		die("HTW_IOC_ARM");
-	c.id = spec.id;
-	if (ioctl(fd, HTW_IOC_CANCEL, &c))
-		die("HTW_IOC_CANCEL");
+	check(htw_arm(fd, &spec), "arm");
+	check(htw_cancel(fd, spec.id), "cancel");
 }
 
 /* Arm and cancel one timer on its own file until told to stop. */
@@ -297,12 +304,6 @@ static __u64 arm_time(unsigned int n)
 	return 100 * NSEC_PER_MSEC + n * 25000ULL;
 }
 
-/* Expiry i of @n is due at start + i * spread / n. */
-static __u64 due(__u64 start, unsigned int i, unsigned int n, __u64 spread)
-{
-	return start + (__u64)i * spread / n;
-}
-
 /* @n one-shot timers on one file, due over @spread, read through epoll. */
 static void htw_expiries(unsigned int n, __u64 spread, struct delivery *d)
 {
@@ -311,28 +312,19 @@ static void htw_expiries(unsigned int n, __u64 spread, struct delivery *d)
 	__u64 *late = malloc(n * sizeof(*late));
 	__u64 start, t = 0;
 	unsigned int got = 0, i;
-	int fd = htw_open_dev(), ep = epoll_create1(EPOLL_CLOEXEC);
-	ssize_t r;
+	int fd = htw_open_dev(), ep = epoll_create1(EPOLL_CLOEXEC), r;
 
 	if (!ev || !late || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ee))
 		die("epoll");
 	start = now_ns() + arm_time(n);
-	for (i = 0; i < n; i++) {
-		ops[i] = (struct htw_op) {
-			.op = HTW_OP_ARM,
-			.spec = { .flags = HTW_TIMER_ABSTIME,
-				  .expires = due(start, i, n, spread) },
-		};
-	}
-	run_batches(fd, n, "arm in a batch");
+	arm_batched(fd, n, start, spread, HTW_TIMER_ABSTIME);
 	while (got < n) {
 		if (epoll_wait(ep, &ee, 1, 10000) != 1)
 			die("epoll_wait");
-		r = read(fd, ev, 1024 * sizeof(*ev));
-		if (r < 0)
-			die("read");
+		r = htw_read_events(fd, ev, 1024);
+		check(r, "read");
 		t = now_ns();
-		for (i = 0; i < r / sizeof(*ev); i++)
+		for (i = 0; i < (unsigned int)r; i++)
 			late[got++] = t - ev[i].expires;
 	}
 	d->rate = n * 1e9 / (t > start ? t - start : 1);
@@ -421,7 +413,7 @@ static void memory_per_timer(unsigned int n, double *htw, double *tfd)
 		die("malloc");
 	s0 = slab_bytes();
 	fd = htw_open_dev();
-	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0);
+	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0, 0);
 	*htw = (double)(slab_bytes() - s0) / n;
 	close(fd);
 
@@ -440,7 +432,7 @@ static double close_time(unsigned int n)
 	int fd = htw_open_dev();
 	__u64 t0;
 
-	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0);
+	arm_batched(fd, n, 3600 * NSEC_PER_SEC, 0, 0);
 	t0 = now_ns();
 	close(fd);
 	return (now_ns() - t0) / 1e6;
@@ -512,9 +504,10 @@ int main(int argc, char **argv)
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		die("setrlimit (run as root)");
 	raise_limit("/proc/sys/fs/epoll/max_user_watches", expiries + 1024);
-	ops = calloc(expiries > n ? expiries : n, sizeof(*ops));
-	if (!ops)
+	ids = calloc(expiries > n ? expiries : n, sizeof(*ids));
+	if (!ids)
 		die("calloc");
+	check(htw_oplist_init(&list, BATCH), "htw_oplist_init");
 
 	ROUNDS(htw_arm_cancel_single(n), timerfd_arm_cancel(n),
 	       "arm_cancel_ioctl", "ns/timer");

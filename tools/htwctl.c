@@ -11,7 +11,7 @@
  * forever for a periodic timer), --boottime puts it on CLOCK_BOOTTIME and
  * --realtime on CLOCK_REALTIME, the wall clock.  DUR
  * is a number with a unit: ns, us, ms or s.  All timers are armed with one
- * HTW_IOC_BATCH; each event is printed with the time since the start, the
+ * batch (libhtw's htw_oplist); each event is printed with the time since the start, the
  * timer, its expiry count and its lateness: how long after its expiry the
  * wheel delivered it, and how long after it read() returned it.
  */
@@ -21,11 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/htw.h>
+#include <libhtw.h>
 
 #define NSEC_PER_USEC	1000ULL
 #define NSEC_PER_MSEC	1000000ULL
@@ -86,22 +85,24 @@ static void print_ns(const char *label, __u64 ns)
 
 static int open_dev(void)
 {
-	int fd = open("/dev/htw", O_RDWR | O_CLOEXEC);
+	int fd = htw_open(O_CLOEXEC);
 
 	if (fd < 0)
-		perror("htwctl: /dev/htw");
+		fprintf(stderr, "htwctl: %s: %s\n", HTW_DEVICE_PATH,
+			strerror(-fd));
 	return fd;
 }
 
 static int cmd_info(void)
 {
 	struct htw_info info;
-	int fd = open_dev();
+	int fd = open_dev(), ret;
 
 	if (fd < 0)
 		return 1;
-	if (ioctl(fd, HTW_IOC_INFO, &info)) {
-		perror("htwctl: HTW_IOC_INFO");
+	ret = htw_get_info(fd, &info);
+	if (ret) {
+		fprintf(stderr, "htwctl: info: %s\n", strerror(-ret));
 		close(fd);
 		return 1;
 	}
@@ -149,40 +150,41 @@ static __u64 start_of(const struct starts *st, clockid_t clock)
 
 static int arm_all(int fd, const struct starts *st)
 {
-	struct htw_op ops[MAX_TIMERS];
-	struct htw_batch b = {
-		.ops = (uintptr_t)ops,
-		.count = nr_timers,
-		.op_size = sizeof(ops[0]),
-	};
+	struct htw_oplist list;
 	unsigned int i;
-	long ret;
+	int ret;
 
-	memset(ops, 0, sizeof(ops));
+	ret = htw_oplist_init(&list, nr_timers);
+	if (ret)
+		goto out;
 	for (i = 0; i < nr_timers; i++) {
 		struct timer *t = &timers[i];
-		__u64 start = start_of(st, timer_clock(t->flags));
+		struct htw_timer_spec spec = {
+			.flags = t->flags | HTW_TIMER_ABSTIME,
+			.expires = start_of(st, timer_clock(t->flags)) + t->after,
+			.period = t->every,
+			.user_data = i,
+		};
 
-		ops[i].op = HTW_OP_ARM;
-		ops[i].spec.flags = t->flags | HTW_TIMER_ABSTIME;
-		ops[i].spec.expires = start + t->after;
-		ops[i].spec.period = t->every;
-		ops[i].spec.user_data = i;
+		htw_oplist_arm(&list, &spec);
 	}
-	ret = ioctl(fd, HTW_IOC_BATCH, &b);
-	if (ret != nr_timers) {
-		perror("htwctl: HTW_IOC_BATCH");
-		return -1;
-	}
-	for (i = 0; i < nr_timers; i++) {
-		if (ops[i].result) {
+	ret = htw_oplist_submit(fd, &list);
+	if (ret >= 0 && ret != (int)nr_timers)
+		ret = -EFAULT;
+	for (i = 0; ret >= 0 && i < nr_timers; i++) {
+		if (list.ops[i].result) {
 			fprintf(stderr, "htwctl: timer %u: %s\n", i + 1,
-				strerror(-ops[i].result));
-			return -1;
+				strerror(-list.ops[i].result));
+			ret = -1;
+			break;
 		}
-		timers[i].id = ops[i].spec.id;
+		timers[i].id = list.ops[i].spec.id;
 	}
-	return 0;
+	htw_oplist_free(&list);
+out:
+	if (ret < -1)
+		fprintf(stderr, "htwctl: arming: %s\n", strerror(-ret));
+	return ret < 0 ? -1 : 0;
 }
 
 static int cmd_run(void)
@@ -191,28 +193,26 @@ static int cmd_run(void)
 	__u64 now;
 	struct htw_event ev[64];
 	unsigned int left = nr_timers;
-	struct htw_cancel c = { 0 };
-	ssize_t n, j;
-	int fd;
+	int fd, n, j;
 
 	fd = open_dev();
 	if (fd < 0)
 		return 1;
-	st.mono = now_ns(CLOCK_MONOTONIC);
-	st.boot = now_ns(CLOCK_BOOTTIME);
-	st.real = now_ns(CLOCK_REALTIME);
+	st.mono = htw_clock_now(0);
+	st.boot = htw_clock_now(HTW_TIMER_BOOTTIME);
+	st.real = htw_clock_now(HTW_TIMER_REALTIME);
 	if (arm_all(fd, &st)) {
 		close(fd);
 		return 1;
 	}
 
 	while (left) {
-		n = read(fd, ev, sizeof(ev));
+		n = htw_read_events(fd, ev, ARRAY_SIZE(ev));
 		if (n < 0) {
-			perror("htwctl: read");
+			fprintf(stderr, "htwctl: read: %s\n", strerror(-n));
 			break;
 		}
-		for (j = 0; j < n / (ssize_t)sizeof(ev[0]); j++) {
+		for (j = 0; j < n; j++) {
 			struct timer *t = &timers[ev[j].user_data];
 			clockid_t clock = event_clock(ev[j].flags);
 			__u64 start = start_of(&st, clock);
@@ -235,10 +235,8 @@ static int cmd_run(void)
 				continue;
 			t->done = 1;
 			left--;
-			if (t->every) {
-				c.id = t->id;
-				ioctl(fd, HTW_IOC_CANCEL, &c);
-			}
+			if (t->every)
+				htw_cancel(fd, t->id);
 		}
 		fflush(stdout);
 	}

@@ -19,9 +19,9 @@ FIXTURE(htw) {
 
 FIXTURE_SETUP(htw)
 {
-	self->fd = htw_open();
+	self->fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 	self->fault_page = mmap(NULL, getpagesize(), PROT_NONE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->fault_page);
@@ -64,10 +64,10 @@ TEST_F(htw, info_counts_timers_and_queued_events)
 {
 	struct htw_info info;
 
-	ASSERT_LT(0, htw_arm(self->fd, 0, 0, 0, 0));
-	ASSERT_LT(0, htw_arm(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, 0, 0, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0));
 	usleep(100000);
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(2, info.nr_timers);
 	EXPECT_EQ(1, info.nr_queued);
 }
@@ -78,7 +78,7 @@ TEST_F(htw, fdinfo_shows_counts)
 	ssize_t n;
 	int fd;
 
-	ASSERT_LT(0, htw_arm(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0));
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", self->fd);
 	fd = open(path, O_RDONLY);
 	ASSERT_LE(0, fd);
@@ -137,7 +137,7 @@ TEST_F(htw, arm_read_only_spec_is_efault_and_arms_nothing)
 	ASSERT_NE(MAP_FAILED, spec);
 	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_ARM, spec));
 	EXPECT_EQ(EFAULT, errno);
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(0, info.nr_timers);
 	munmap(spec, getpagesize());
 }
@@ -176,28 +176,28 @@ TEST_F(htw, read_bad_buffer_is_efault_and_keeps_event)
 {
 	struct htw_event ev;
 
-	ASSERT_LT(0, htw_arm(self->fd, 0, 0, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, 0, 0, 0, 0));
 	EXPECT_EQ(-1, read(self->fd, self->fault_page, sizeof(ev)));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_EQ(1, htw_read(self->fd, &ev, 1));
+	EXPECT_EQ(1, htw_read_events(self->fd, &ev, 1));
 }
 
 TEST_F(htw, arm_unknown_flag_is_einval)
 {
-	EXPECT_EQ(-EINVAL, htw_arm(self->fd, 1U << 31, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, htw_arm_id(self->fd, 1U << 31, 0, 0, 0));
 }
 
 TEST_F(htw, modify_unknown_flag_is_einval)
 {
-	long id = htw_arm(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0);
+	long id = htw_arm_id(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0);
 
 	ASSERT_LT(0, id);
-	EXPECT_EQ(-EINVAL, htw_modify(self->fd, id, 1U << 31, 0, 0));
+	EXPECT_EQ(-EINVAL, htw_modify_id(self->fd, id, 1U << 31, 0, 0));
 }
 
 TEST_F(htw, cancel_nonzero_flags_is_einval)
 {
-	long id = htw_arm(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0);
+	long id = htw_arm_id(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0);
 	struct htw_cancel c = { .id = id, .flags = 1 };
 
 	ASSERT_LT(0, id);
@@ -258,7 +258,7 @@ TEST_F(htw, batch_op_size_above_page_size_is_einval)
 
 	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_BATCH, &b));
 	EXPECT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(0, info.nr_timers);
 }
 
@@ -308,44 +308,44 @@ TEST_F(htw, longer_info_gets_zeroed_tail)
 
 TEST_F(htw, relative_expiry_overflow_is_einval)
 {
-	EXPECT_EQ(-EINVAL, htw_arm(self->fd, 0, UINT64_MAX, 0, 0));
+	EXPECT_EQ(-EINVAL, htw_arm_id(self->fd, 0, UINT64_MAX, 0, 0));
 }
 
 TEST_F(htw, relative_expiry_past_time_max_is_einval)
 {
-	EXPECT_EQ(-EINVAL, htw_arm(self->fd, 0, HTW_TIME_MAX, 0, 0));
+	EXPECT_EQ(-EINVAL, htw_arm_id(self->fd, 0, HTW_TIME_MAX, 0, 0));
 }
 
 TEST_F(htw, absolute_expiry_past_time_max_is_einval)
 {
-	EXPECT_EQ(-EINVAL, htw_arm(self->fd, HTW_TIMER_ABSTIME,
-				   HTW_TIME_MAX + 1, 0, 0));
+	EXPECT_EQ(-EINVAL, htw_arm_id(self->fd, HTW_TIMER_ABSTIME,
+				      HTW_TIME_MAX + 1, 0, 0));
 }
 
 TEST_F(htw, absolute_expiry_at_time_max_is_accepted)
 {
-	EXPECT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, HTW_TIME_MAX, 0, 0));
+	EXPECT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, HTW_TIME_MAX, 0, 0));
 }
 
 TEST_F(htw, period_below_minimum_is_einval)
 {
-	EXPECT_EQ(-EINVAL, htw_arm(self->fd, 0, NSEC_PER_SEC,
-				   self->info.min_period_ns - 1, 0));
+	EXPECT_EQ(-EINVAL, htw_arm_id(self->fd, 0, NSEC_PER_SEC,
+				      self->info.min_period_ns - 1, 0));
 }
 
 TEST_F(htw, period_above_time_max_is_einval)
 {
-	EXPECT_EQ(-EINVAL, htw_arm(self->fd, 0, NSEC_PER_SEC,
-				   HTW_TIME_MAX + 1, 0));
+	EXPECT_EQ(-EINVAL, htw_arm_id(self->fd, 0, NSEC_PER_SEC,
+				      HTW_TIME_MAX + 1, 0));
 }
 
 TEST_F(htw, modify_period_below_minimum_is_einval)
 {
-	long id = htw_arm(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0);
+	long id = htw_arm_id(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0);
 
 	ASSERT_LT(0, id);
-	EXPECT_EQ(-EINVAL, htw_modify(self->fd, id, 0, NSEC_PER_SEC,
-				      self->info.min_period_ns - 1));
+	EXPECT_EQ(-EINVAL, htw_modify_id(self->fd, id, 0, NSEC_PER_SEC,
+					 self->info.min_period_ns - 1));
 }
 
 TEST_F(htw, cancel_unknown_id_is_enoent)
@@ -356,7 +356,7 @@ TEST_F(htw, cancel_unknown_id_is_enoent)
 
 TEST_F(htw, cancel_twice_is_enoent)
 {
-	long id = htw_arm(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0);
+	long id = htw_arm_id(self->fd, 0, 10 * NSEC_PER_SEC, 0, 0);
 
 	ASSERT_LT(0, id);
 	EXPECT_EQ(0, htw_cancel(self->fd, id));
@@ -365,7 +365,7 @@ TEST_F(htw, cancel_twice_is_enoent)
 
 TEST_F(htw, modify_unknown_id_is_enoent)
 {
-	EXPECT_EQ(-ENOENT, htw_modify(self->fd, 12345, 0, NSEC_PER_SEC, 0));
+	EXPECT_EQ(-ENOENT, htw_modify_id(self->fd, 12345, 0, NSEC_PER_SEC, 0));
 }
 
 TEST_F(htw, batch_count_over_max_is_e2big)
@@ -401,10 +401,10 @@ TEST_F_TIMEOUT(htw, arm_past_max_timers_is_enospc, 120)
 			ASSERT_EQ(0, ops[i].result);
 		done += n;
 	}
-	EXPECT_EQ(-ENOSPC, htw_arm(self->fd, 0, 1000 * NSEC_PER_SEC, 0, 0));
+	EXPECT_EQ(-ENOSPC, htw_arm_id(self->fd, 0, 1000 * NSEC_PER_SEC, 0, 0));
 	/* A cancelled timer makes room for one more. */
 	EXPECT_EQ(0, htw_cancel(self->fd, ops[0].spec.id));
-	EXPECT_LT(0, htw_arm(self->fd, 0, 1000 * NSEC_PER_SEC, 0, 0));
+	EXPECT_LT(0, htw_arm_id(self->fd, 0, 1000 * NSEC_PER_SEC, 0, 0));
 	free(ops);
 }
 
@@ -412,7 +412,7 @@ TEST_F(htw, read_shorter_than_an_event_is_einval)
 {
 	char buf[sizeof(struct htw_event) - 1];
 
-	ASSERT_LT(0, htw_arm(self->fd, 0, 0, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, 0, 0, 0, 0));
 	usleep(10000);
 	EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf)));
 	EXPECT_EQ(EINVAL, errno);
@@ -424,8 +424,8 @@ TEST_F(htw, nonblocking_read_without_events_is_eagain)
 	int fd = open(HTW_DEV, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
-	ASSERT_LT(0, htw_arm(fd, 0, 10 * NSEC_PER_SEC, 0, 0));
-	EXPECT_EQ(-EAGAIN, htw_read(fd, &ev, 1));
+	ASSERT_LT(0, htw_arm_id(fd, 0, 10 * NSEC_PER_SEC, 0, 0));
+	EXPECT_EQ(-EAGAIN, htw_read_events(fd, &ev, 1));
 	close(fd);
 }
 

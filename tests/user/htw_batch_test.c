@@ -16,7 +16,7 @@ FIXTURE(htw) {
 
 FIXTURE_SETUP(htw)
 {
-	self->fd = htw_open();
+	self->fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 }
 
@@ -53,7 +53,7 @@ TEST_F(htw, batch_arms_every_timer_and_returns_their_ids)
 		EXPECT_LT(0, ops[i].spec.id);
 		EXPECT_EQ(0, htw_cancel(self->fd, ops[i].spec.id));
 	}
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(0, info.nr_timers);
 }
 
@@ -77,14 +77,14 @@ TEST_F(htw, batch_failed_operation_does_not_stop_the_others)
 	EXPECT_EQ(-EINVAL, ops[4].result);
 	EXPECT_EQ(0, ops[5].result);
 	EXPECT_NE(ops[0].spec.id, ops[5].spec.id);
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(2, info.nr_timers);
 }
 
 TEST_F(htw, batch_runs_operations_in_array_order)
 {
 	struct htw_op ops[3];
-	long id = htw_arm(self->fd, 0, FAR, 0, 0);
+	long id = htw_arm_id(self->fd, 0, FAR, 0, 0);
 
 	ASSERT_LT(0, id);
 	ops[0] = id_op(HTW_OP_CANCEL, id);
@@ -101,14 +101,14 @@ TEST_F(htw, batch_modify_rearms_a_timer)
 {
 	struct htw_op op;
 	struct htw_event ev;
-	long id = htw_arm(self->fd, 0, FAR, 0, 0);
+	long id = htw_arm_id(self->fd, 0, FAR, 0, 0);
 
 	ASSERT_LT(0, id);
 	op = id_op(HTW_OP_MODIFY, id);
 	op.spec.user_data = 99;
 	ASSERT_EQ(1, htw_batch(self->fd, &op, 1));
 	EXPECT_EQ(0, op.result);
-	ASSERT_EQ(1, htw_read(self->fd, &ev, 1));
+	ASSERT_EQ(1, htw_read_events(self->fd, &ev, 1));
 	EXPECT_EQ(id, ev.id);
 	EXPECT_EQ(99, ev.user_data);
 }
@@ -116,7 +116,7 @@ TEST_F(htw, batch_modify_rearms_a_timer)
 TEST_F(htw, batch_cancel_with_other_fields_set_is_einval)
 {
 	struct htw_op op;
-	long id = htw_arm(self->fd, 0, FAR, 0, 0);
+	long id = htw_arm_id(self->fd, 0, FAR, 0, 0);
 
 	ASSERT_LT(0, id);
 	op = id_op(HTW_OP_CANCEL, id);
@@ -152,7 +152,7 @@ TEST_F(htw, batch_fault_stops_before_the_faulting_operation)
 	ASSERT_EQ(3, htw_batch(self->fd, ops, 5));
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0, ops[i].result);
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(3, info.nr_timers);
 	munmap(map, 2 * page);
 }
@@ -168,7 +168,7 @@ TEST_F(htw, batch_read_only_array_is_efault_and_arms_nothing)
 	ops[0] = arm_op(0, FAR, 0);
 	ASSERT_EQ(0, mprotect(ops, getpagesize(), PROT_READ));
 	EXPECT_EQ(-EFAULT, htw_batch(self->fd, ops, 1));
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(0, info.nr_timers);
 	munmap(ops, getpagesize());
 }
@@ -179,7 +179,7 @@ TEST_F(htw, batch_read_only_array_is_efault_and_cancels_nothing)
 	struct htw_op *ops;
 	long id;
 
-	id = htw_arm(self->fd, 0, FAR, 0, 0);
+	id = htw_arm_id(self->fd, 0, FAR, 0, 0);
 	ASSERT_LT(0, id);
 	ops = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -228,7 +228,7 @@ TEST_F(htw, batch_arms_100000_timers_in_two_calls)
 	struct htw_op *ops;
 	int calls = 0;
 
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	if (info.max_timers < n)
 		SKIP(return, "max_timers=%u is below %u", info.max_timers, n);
 	ops = calloc(n, sizeof(*ops));
@@ -244,7 +244,7 @@ TEST_F(htw, batch_arms_100000_timers_in_two_calls)
 	EXPECT_EQ(2, calls);
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(0, ops[i].result);
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(n, info.nr_timers);
 	free(ops);
 }

@@ -20,9 +20,9 @@ FIXTURE(htw) {
 
 FIXTURE_SETUP(htw)
 {
-	self->fd = htw_open();
+	self->fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 }
 
 FIXTURE_TEARDOWN(htw)
@@ -40,7 +40,7 @@ static long read_events(int fd, struct htw_event *ev, size_t n)
 	while (got < n) {
 		if (poll(&pfd, 1, HTW_SLACK_NS / MS) <= 0)
 			break;
-		ret = htw_read(fd, ev + got, n - got);
+		ret = htw_read_events(fd, ev + got, n - got);
 		if (ret < 0)
 			return ret;
 		got += ret;
@@ -56,7 +56,7 @@ TEST_F(htw, oneshot_relative_is_delivered_once_not_early)
 	long id;
 
 	before = htw_now(CLOCK_MONOTONIC);
-	id = htw_arm(self->fd, 0, 50 * MS, 0, 0xabcd);
+	id = htw_arm_id(self->fd, 0, 50 * MS, 0, 0xabcd);
 	after = htw_now(CLOCK_MONOTONIC);
 	ASSERT_LT(0, id);
 
@@ -82,7 +82,7 @@ TEST_F(htw, oneshot_absolute_is_delivered_at_its_expiry)
 	__u64 expires = htw_now(CLOCK_MONOTONIC) + 30 * MS;
 	struct htw_event ev;
 
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
 	EXPECT_EQ(expires, ev.expires);
@@ -94,7 +94,7 @@ TEST_F(htw, absolute_expiry_in_the_past_is_delivered_at_once)
 {
 	struct htw_event ev;
 
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, 1, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, 1, 0, 0));
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
 	EXPECT_EQ(1, ev.expires);
 	EXPECT_EQ(1, ev.count);
@@ -105,8 +105,8 @@ TEST_F(htw, boottime_timer_is_delivered_on_boottime)
 	__u64 expires = htw_now(CLOCK_BOOTTIME) + 30 * MS;
 	struct htw_event ev;
 
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME,
-			     expires, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME,
+				expires, 0, 0));
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
 	EXPECT_LE(expires, htw_now(CLOCK_BOOTTIME));
 	EXPECT_EQ(HTW_EVENT_LAST | HTW_EVENT_BOOTTIME, ev.flags);
@@ -123,7 +123,7 @@ TEST_F(htw, periodic_counts_every_expiry)
 	long id;
 	int i;
 
-	id = htw_arm(self->fd, HTW_TIMER_ABSTIME, first, period, 0);
+	id = htw_arm_id(self->fd, HTW_TIMER_ABSTIME, first, period, 0);
 	ASSERT_LT(0, id);
 	for (i = 0; i < 5; i++) {
 		ASSERT_EQ(1, read_events(self->fd, &ev, 1));
@@ -145,13 +145,13 @@ TEST_F(htw, periodic_expiries_before_read_coalesce_into_one_event)
 	struct htw_info info;
 	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
 
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, first, 10 * MS, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, first, 10 * MS, 0));
 	/* The first expiry is queued; five more periods pass before read(). */
 	ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
 	usleep(50000);
-	ASSERT_EQ(0, htw_info(self->fd, &info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
 	EXPECT_EQ(1, info.nr_queued);
-	ASSERT_EQ(1, htw_read(self->fd, ev, 2));
+	ASSERT_EQ(1, htw_read_events(self->fd, ev, 2));
 	EXPECT_LE(first + 10 * MS, ev[0].expires);
 	EXPECT_EQ((ev[0].expires - first) / (10 * MS) + 1, ev[0].count);
 	EXPECT_LE(2, ev[0].count);
@@ -162,12 +162,12 @@ TEST_F(htw, oneshot_id_is_released_when_its_event_is_read)
 	struct htw_event ev;
 	long id;
 
-	id = htw_arm(self->fd, 0, 0, 0, 0);
+	id = htw_arm_id(self->fd, 0, 0, 0, 0);
 	ASSERT_LT(0, id);
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
 	EXPECT_EQ(HTW_EVENT_LAST, ev.flags);
 	EXPECT_EQ(-ENOENT, htw_cancel(self->fd, id));
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 	EXPECT_EQ(0, self->info.nr_timers);
 }
 
@@ -176,16 +176,16 @@ TEST_F(htw, periodic_timer_stays_until_cancelled)
 	struct htw_event ev;
 	long id;
 
-	id = htw_arm(self->fd, 0, 0, 10 * MS, 0);
+	id = htw_arm_id(self->fd, 0, 0, 10 * MS, 0);
 	ASSERT_LT(0, id);
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
 	EXPECT_EQ(0, ev.flags);
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
 	EXPECT_EQ(id, ev.id);
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 	EXPECT_EQ(1, self->info.nr_timers);
 	EXPECT_EQ(0, htw_cancel(self->fd, id));
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 	EXPECT_EQ(0, self->info.nr_timers);
 }
 
@@ -194,12 +194,12 @@ TEST_F(htw, cancel_before_expiry_prevents_delivery)
 	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
 	long id;
 
-	id = htw_arm(self->fd, 0, 50 * MS, 0, 0);
+	id = htw_arm_id(self->fd, 0, 50 * MS, 0, 0);
 	ASSERT_LT(0, id);
 	EXPECT_EQ(0, htw_cancel(self->fd, id));
 	usleep(150000);
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 	EXPECT_EQ(0, self->info.nr_queued);
 	EXPECT_EQ(0, self->info.nr_timers);
 }
@@ -209,12 +209,12 @@ TEST_F(htw, cancel_after_event_is_queued_drops_the_event)
 	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
 	long id;
 
-	id = htw_arm(self->fd, 0, 0, 0, 0);
+	id = htw_arm_id(self->fd, 0, 0, 0, 0);
 	ASSERT_LT(0, id);
 	ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
 	EXPECT_EQ(0, htw_cancel(self->fd, id));
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 	EXPECT_EQ(0, self->info.nr_queued);
 }
 
@@ -226,7 +226,7 @@ TEST_F(htw, no_event_after_cancel_returns)
 	long id;
 
 	for (round = 0; round < 50; round++) {
-		id = htw_arm(self->fd, 0, 0, self->info.min_period_ns, 0);
+		id = htw_arm_id(self->fd, 0, 0, self->info.min_period_ns, 0);
 		ASSERT_LT(0, id);
 		usleep(2000);
 		ASSERT_EQ(0, htw_cancel(self->fd, id));
@@ -241,12 +241,12 @@ TEST_F(htw, modify_moves_expiry_and_drops_queued_event)
 	__u64 expires;
 	long id;
 
-	id = htw_arm(self->fd, 0, 0, 0, 1);
+	id = htw_arm_id(self->fd, 0, 0, 0, 1);
 	ASSERT_LT(0, id);
 	ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
 	expires = htw_now(CLOCK_MONOTONIC) + 40 * MS;
-	ASSERT_EQ(0, htw_modify(self->fd, id, HTW_TIMER_ABSTIME, expires, 0));
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_modify_id(self->fd, id, HTW_TIMER_ABSTIME, expires, 0));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 	EXPECT_EQ(0, self->info.nr_queued);
 
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
@@ -263,10 +263,10 @@ TEST_F(htw, modify_postpones_a_pending_timer)
 	struct htw_event ev;
 	long id;
 
-	id = htw_arm(self->fd, 0, 30 * MS, 0, 0);
+	id = htw_arm_id(self->fd, 0, 30 * MS, 0, 0);
 	ASSERT_LT(0, id);
 	expires = htw_now(CLOCK_MONOTONIC) + 300 * MS;
-	ASSERT_EQ(0, htw_modify(self->fd, id, HTW_TIMER_ABSTIME, expires, 0));
+	ASSERT_EQ(0, htw_modify_id(self->fd, id, HTW_TIMER_ABSTIME, expires, 0));
 	ASSERT_EQ(1, read_events(self->fd, &ev, 1));
 	EXPECT_EQ(expires, ev.expires);
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
@@ -280,16 +280,16 @@ TEST_F(htw, one_read_returns_every_queued_event_that_fits)
 	int i;
 
 	for (i = 0; i < 10; i++)
-		ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, 1, 0, i));
+		ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, 1, 0, i));
 	for (i = 0; i < 100; i++) {
-		ASSERT_EQ(0, htw_info(self->fd, &info));
+		ASSERT_EQ(0, htw_get_info(self->fd, &info));
 		if (info.nr_queued == 10)
 			break;
 		ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
 		usleep(10000);
 	}
 	ASSERT_EQ(10, info.nr_queued);
-	EXPECT_EQ(10, htw_read(self->fd, ev, 16));
+	EXPECT_EQ(10, htw_read_events(self->fd, ev, 16));
 }
 
 TEST_F(htw, read_returns_whole_events_only)
@@ -297,12 +297,12 @@ TEST_F(htw, read_returns_whole_events_only)
 	struct htw_event ev[3];
 	ssize_t n;
 
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, 1, 0, 0));
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, 1, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, 1, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, 1, 0, 0));
 	usleep(50000);
 	n = read(self->fd, ev, sizeof(ev[0]) + sizeof(ev[0]) / 2);
 	EXPECT_EQ(sizeof(ev[0]), n);
-	EXPECT_EQ(1, htw_read(self->fd, ev, 3));
+	EXPECT_EQ(1, htw_read_events(self->fd, ev, 3));
 }
 
 TEST_F(htw, poll_reports_epollin_when_a_timer_expires)
@@ -312,7 +312,7 @@ TEST_F(htw, poll_reports_epollin_when_a_timer_expires)
 
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	expires = htw_now(CLOCK_MONOTONIC) + 30 * MS;
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
 	ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
 	EXPECT_EQ(POLLIN, pfd.revents & POLLIN);
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
@@ -325,7 +325,7 @@ TEST_F(htw, poll_for_rdnorm_alone_wakes_when_a_timer_expires)
 	__u64 expires;
 
 	expires = htw_now(CLOCK_MONOTONIC) + 30 * MS;
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
 	ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
 	EXPECT_EQ(POLLRDNORM, pfd.revents);
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
@@ -343,7 +343,7 @@ TEST_F(htw, epoll_wakes_when_a_timer_expires)
 	EXPECT_EQ(0, epoll_wait(ep, &ee, 1, 0));
 
 	expires = htw_now(CLOCK_MONOTONIC) + 30 * MS;
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
 	ASSERT_EQ(1, epoll_wait(ep, &ee, 1, HTW_SLACK_NS / MS));
 	EXPECT_TRUE(ee.events & EPOLLIN);
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
@@ -356,11 +356,11 @@ TEST_F(htw, nonblocking_read_returns_queued_events)
 	struct htw_event ev;
 
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
-	EXPECT_EQ(-EAGAIN, htw_read(self->fd, &ev, 1));
-	ASSERT_LT(0, htw_arm(self->fd, 0, 0, 0, 0));
+	EXPECT_EQ(-EAGAIN, htw_read_events(self->fd, &ev, 1));
+	ASSERT_LT(0, htw_arm_id(self->fd, 0, 0, 0, 0));
 	ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
-	EXPECT_EQ(1, htw_read(self->fd, &ev, 1));
-	EXPECT_EQ(-EAGAIN, htw_read(self->fd, &ev, 1));
+	EXPECT_EQ(1, htw_read_events(self->fd, &ev, 1));
+	EXPECT_EQ(-EAGAIN, htw_read_events(self->fd, &ev, 1));
 }
 
 TEST_F(htw, blocking_read_waits_for_the_expiry)
@@ -368,8 +368,8 @@ TEST_F(htw, blocking_read_waits_for_the_expiry)
 	__u64 expires = htw_now(CLOCK_MONOTONIC) + 50 * MS;
 	struct htw_event ev;
 
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
-	ASSERT_EQ(1, htw_read(self->fd, &ev, 1));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, expires, 0, 0));
+	ASSERT_EQ(1, htw_read_events(self->fd, &ev, 1));
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
 	EXPECT_EQ(expires, ev.expires);
 }
@@ -389,9 +389,9 @@ TEST_F(htw, blocking_read_interrupted_by_signal_is_eintr)
 
 	/* No SA_RESTART: the read must come back with EINTR. */
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
-	ASSERT_LT(0, htw_arm(self->fd, 0, 60 * NSEC_PER_SEC, 0, 0));
+	ASSERT_LT(0, htw_arm_id(self->fd, 0, 60 * NSEC_PER_SEC, 0, 0));
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
-	EXPECT_EQ(-EINTR, htw_read(self->fd, &ev, 1));
+	EXPECT_EQ(-EINTR, htw_read_events(self->fd, &ev, 1));
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
 }
 
@@ -401,18 +401,18 @@ TEST(contexts_do_not_see_each_others_timers)
 	int a, b;
 	long id;
 
-	a = htw_open();
-	b = htw_open();
+	a = htw_open(O_CLOEXEC);
+	b = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, a);
 	ASSERT_LE(0, b);
 	ASSERT_EQ(0, fcntl(b, F_SETFL, O_NONBLOCK));
 
-	id = htw_arm(a, 0, 0, 0, 0);
+	id = htw_arm_id(a, 0, 0, 0, 0);
 	ASSERT_LT(0, id);
 	EXPECT_EQ(-ENOENT, htw_cancel(b, id));
-	EXPECT_EQ(-ENOENT, htw_modify(b, id, 0, 0, 0));
+	EXPECT_EQ(-ENOENT, htw_modify_id(b, id, 0, 0, 0));
 	ASSERT_EQ(1, read_events(a, &ev, 1));
-	EXPECT_EQ(-EAGAIN, htw_read(b, &ev, 1));
+	EXPECT_EQ(-EAGAIN, htw_read_events(b, &ev, 1));
 	close(a);
 	close(b);
 }

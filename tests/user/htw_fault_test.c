@@ -39,10 +39,10 @@ FIXTURE(fault) {
 static __u32 user_timers(void)
 {
 	struct htw_info info = { 0 };
-	int fd = htw_open();
+	int fd = htw_open(O_CLOEXEC);
 
 	if (fd >= 0) {
-		htw_info(fd, &info);
+		htw_get_info(fd, &info);
 		close(fd);
 	}
 	return info.user_timers;
@@ -120,7 +120,7 @@ static __u32 nr_timers(int fd)
 {
 	struct htw_info info = { 0 };
 
-	htw_info(fd, &info);
+	htw_get_info(fd, &info);
 	return info.nr_timers;
 }
 
@@ -129,11 +129,11 @@ static bool file_works(int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct htw_event ev;
-	long id = htw_arm(fd, 0, MS, 0, 0xfeed);
+	long id = htw_arm_id(fd, 0, MS, 0, 0xfeed);
 
 	if (id <= 0 || poll(&pfd, 1, 10000) != 1)
 		return false;
-	while (htw_read(fd, &ev, 1) == 1)
+	while (htw_read_events(fd, &ev, 1) == 1)
 		if (ev.user_data == 0xfeed)
 			return ev.id == (__u32)id;
 	return false;
@@ -147,7 +147,7 @@ TEST_F_TIMEOUT(fault, open, 300)
 	/* Each n until a call meets no n-th site; @hit: this one did. */
 	for (n = 1, hit = true; hit && n < MAX_NTH; n++, self->sites++) {
 		arm_fault(self->nth, n);
-		fd = htw_open();
+		fd = htw_open(O_CLOEXEC);
 		hit = fault_injected(self->nth);
 		self->injected += hit;
 		if (fd < 0) {
@@ -177,12 +177,12 @@ TEST_F_TIMEOUT(fault, arm, 300)
 
 	for (d = 0; d < 2; d++) {
 		for (n = 1, hit = true; hit && n < MAX_NTH; n++, self->sites++) {
-			fd = htw_open();
+			fd = htw_open(O_CLOEXEC);
 			ASSERT_LE(0, fd);
 			if (d)
-				ASSERT_LT(0, htw_arm(fd, 0, 10 * MS, 0, 0));
+				ASSERT_LT(0, htw_arm_id(fd, 0, 10 * MS, 0, 0));
 			arm_fault(self->nth, n);
-			id = htw_arm(fd, 0, delays[d], 0, 7);
+			id = htw_arm_id(fd, 0, delays[d], 0, 7);
 			hit = fault_injected(self->nth);
 			self->injected += hit;
 			if (id < 0) {
@@ -210,7 +210,7 @@ TEST_F_TIMEOUT(fault, batch, 300)
 	int n, fd;
 
 	for (n = 1, hit = true; hit && n < MAX_NTH; n++, self->sites++) {
-		fd = htw_open();
+		fd = htw_open(O_CLOEXEC);
 		ASSERT_LE(0, fd);
 		for (i = 0; i < 64; i++)
 			ops[i] = (struct htw_op){
@@ -250,9 +250,9 @@ TEST_F_TIMEOUT(fault, modify_to_a_new_clock, 300)
 	long id;
 
 	for (n = 1, hit = true; hit && n < MAX_NTH; n++, self->sites++) {
-		pfd.fd = htw_open();
+		pfd.fd = htw_open(O_CLOEXEC);
 		ASSERT_LE(0, pfd.fd);
-		id = htw_arm(pfd.fd, 0, 20 * MS, 0, 1);
+		id = htw_arm_id(pfd.fd, 0, 20 * MS, 0, 1);
 		ASSERT_LT(0, id);
 		spec = (struct htw_timer_spec){
 			.id = id, .flags = HTW_TIMER_BOOTTIME,
@@ -265,7 +265,7 @@ TEST_F_TIMEOUT(fault, modify_to_a_new_clock, 300)
 		ASSERT_TRUE(!ret || (hit && (ret == -ENOMEM || ret == -EFAULT)))
 			TH_LOG("n=%d: %d", n, ret);
 		ASSERT_EQ(1, poll(&pfd, 1, 10000));
-		ASSERT_EQ(1, htw_read(pfd.fd, &ev, 1));
+		ASSERT_EQ(1, htw_read_events(pfd.fd, &ev, 1));
 		EXPECT_EQ(id, ev.id);
 		EXPECT_EQ(ret ? 1 : 2, ev.user_data) TH_LOG("n=%d", n);
 		EXPECT_EQ(ret ? 0 : HTW_EVENT_BOOTTIME,
@@ -290,18 +290,18 @@ TEST_F_TIMEOUT(fault, read_that_rearms, 300)
 	int n;
 
 	for (n = 1, hit = true; hit && n < MAX_NTH; n++, self->sites++) {
-		pfd.fd = htw_open();
+		pfd.fd = htw_open(O_CLOEXEC);
 		ASSERT_LE(0, pfd.fd);
-		ASSERT_LT(0, htw_arm(pfd.fd, 0, MS, 600 * NSEC_PER_SEC, 5));
+		ASSERT_LT(0, htw_arm_id(pfd.fd, 0, MS, 600 * NSEC_PER_SEC, 5));
 		ASSERT_EQ(1, poll(&pfd, 1, 10000));
 		arm_fault(self->nth, n);
-		ret = htw_read(pfd.fd, &ev, 1);
+		ret = htw_read_events(pfd.fd, &ev, 1);
 		hit = fault_injected(self->nth);
 		self->injected += hit;
 		if (ret != 1) {
 			ASSERT_TRUE(hit && (ret == -ENOMEM || ret == -EFAULT))
 				TH_LOG("n=%d: %ld", n, ret);
-			ASSERT_EQ(1, htw_read(pfd.fd, &ev, 1));
+			ASSERT_EQ(1, htw_read_events(pfd.fd, &ev, 1));
 		}
 		EXPECT_EQ(5, ev.user_data);
 		EXPECT_EQ(1, ev.count);

@@ -1640,7 +1640,7 @@ TEST_F_TIMEOUT(htw, abi_fuzz, 1200)
 	slab_before = htw_meminfo("Slab") / 1024;
 	fd = open(HTW_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, htw_info(fd, &info));
+	ASSERT_EQ(0, htw_get_info(fd, &info));
 	ASSERT_EQ(0, close(fd));
 	baseline = info.user_timers;
 	fz->min_period = info.min_period_ns;
@@ -1673,7 +1673,7 @@ TEST_F_TIMEOUT(htw, abi_fuzz, 1200)
 
 	fd = open(HTW_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, htw_info(fd, &info));
+	ASSERT_EQ(0, htw_get_info(fd, &info));
 	EXPECT_EQ(0, close(fd));
 	slab_after = htw_meminfo("Slab") / 1024;
 	TH_LOG("Slab: %ld kB before, %ld kB after (for information)",

@@ -93,19 +93,19 @@ TEST(stale_id_after_read_is_enoent)
 {
 	struct htw_event ev;
 	long old, new;
-	int fd = htw_open();
+	int fd = htw_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
-	old = htw_arm(fd, 0, 0, 0, 0);
+	old = htw_arm_id(fd, 0, 0, 0, 0);
 	ASSERT_LT(0, old);
-	ASSERT_EQ(1, htw_read(fd, &ev, 1));
+	ASSERT_EQ(1, htw_read_events(fd, &ev, 1));
 	ASSERT_EQ(old, ev.id);
 
-	new = htw_arm(fd, 0, 3600 * NSEC_PER_SEC, 0, 0);
+	new = htw_arm_id(fd, 0, 3600 * NSEC_PER_SEC, 0, 0);
 	ASSERT_LT(0, new);
 	EXPECT_NE(old, new);
 	EXPECT_EQ(-ENOENT, htw_cancel(fd, old));
-	EXPECT_EQ(-ENOENT, htw_modify(fd, old, 0, MS, 0));
+	EXPECT_EQ(-ENOENT, htw_modify_id(fd, old, 0, MS, 0));
 	EXPECT_EQ(0, htw_cancel(fd, new));
 	close(fd);
 }
@@ -115,11 +115,11 @@ TEST(arm_with_read_only_spec_arms_and_charges_nothing)
 {
 	struct htw_info before, info;
 	struct htw_timer_spec *spec;
-	int fd = htw_open();
+	int fd = htw_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
-	ASSERT_LT(0, htw_arm(fd, 0, 3600 * NSEC_PER_SEC, 0, 0));
-	ASSERT_EQ(0, htw_info(fd, &before));
+	ASSERT_LT(0, htw_arm_id(fd, 0, 3600 * NSEC_PER_SEC, 0, 0));
+	ASSERT_EQ(0, htw_get_info(fd, &before));
 	spec = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, spec);
@@ -128,7 +128,7 @@ TEST(arm_with_read_only_spec_arms_and_charges_nothing)
 	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_ARM, spec));
 	EXPECT_EQ(EFAULT, errno);
 
-	ASSERT_EQ(0, htw_info(fd, &info));
+	ASSERT_EQ(0, htw_get_info(fd, &info));
 	EXPECT_EQ(1, info.nr_timers);
 	EXPECT_EQ(before.user_timers, info.user_timers);
 	munmap(spec, 4096);
@@ -144,14 +144,14 @@ TEST(parked_periodic_timer_counts_the_periods_that_passed)
 	__u64 start = htw_now(CLOCK_MONOTONIC), period = 2 * MS;
 	__u64 first = start + period, before, after;
 	struct htw_event ev;
-	int fd = htw_open();
+	int fd = htw_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
-	ASSERT_LT(0, htw_arm(fd, HTW_TIMER_ABSTIME, first, period, 0));
+	ASSERT_LT(0, htw_arm_id(fd, HTW_TIMER_ABSTIME, first, period, 0));
 	usleep(100 * 1000);
 
 	before = htw_now(CLOCK_MONOTONIC);
-	ASSERT_EQ(1, htw_read(fd, &ev, 1));
+	ASSERT_EQ(1, htw_read_events(fd, &ev, 1));
 	after = htw_now(CLOCK_MONOTONIC);
 	TH_LOG("count %llu after %llu ms", (unsigned long long)ev.count,
 	       (unsigned long long)((before - start) / MS));
@@ -164,7 +164,7 @@ TEST(parked_periodic_timer_counts_the_periods_that_passed)
 	EXPECT_GE(ev.count, 100 * MS / period - 1);
 
 	/* Re-armed: the next expiry comes as one event of count 1 or more. */
-	ASSERT_EQ(1, htw_read(fd, &ev, 1));
+	ASSERT_EQ(1, htw_read_events(fd, &ev, 1));
 	EXPECT_EQ(0, (ev.expires - first) % period);
 	EXPECT_LE(ev.expires, ev.fired);
 	close(fd);
@@ -215,7 +215,7 @@ static int victim(__u64 *out)
 	__u64 start, sirq0, total0;
 	int fd, got = 0, i, n;
 
-	fd = htw_open();
+	fd = htw_open(O_CLOEXEC);
 	if (fd < 0)
 		return 1;
 	sirq0 = cpu_field(6);
@@ -236,7 +236,7 @@ static int victim(__u64 *out)
 	    htw_now(CLOCK_MONOTONIC) >= start)
 		return 2;
 	while (got < NR_VICTIM) {
-		n = htw_read(fd, ev, 64);
+		n = htw_read_events(fd, ev, 64);
 		if (n <= 0)
 			return 3;
 		for (i = 0; i < n; i++) {
@@ -320,9 +320,9 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120
 	pid_t attacker;
 	char c;
 
-	fd = htw_open();
+	fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, htw_info(fd, &info));
+	ASSERT_EQ(0, htw_get_info(fd, &info));
 	close(fd);
 
 	ASSERT_EQ(0, run_victims(quiet));
@@ -333,14 +333,14 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 120
 	if (!attacker) {
 		close(ready[0]);
 		become(NOBODY);
-		fd = htw_open();
+		fd = htw_open(O_CLOEXEC);
 		if (fd < 0)
 			_exit(1);
 		armed = arm_many(fd, NR_ATTACK, info.min_period_ns,
 				 info.min_period_ns, 0);
 		/* Ready once every timer has expired once, and parked. */
 		for (i = 0; armed == NR_ATTACK && i < 6000; i++) {
-			if (htw_info(fd, &info) || info.nr_queued == NR_ATTACK)
+			if (htw_get_info(fd, &info) || info.nr_queued == NR_ATTACK)
 				break;
 			usleep(10 * 1000);
 		}
@@ -408,12 +408,12 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 		close(done[0]);
 		close(go[1]);
 		become(NOBODY);
-		a = htw_open();
-		b = htw_open();
+		a = htw_open(O_CLOEXEC);
+		b = htw_open(O_CLOEXEC);
 		if (a < 0 || b < 0)
 			_exit(1);
-		if (htw_arm(a, 0, NSEC_PER_SEC, 0, 0) != 1 ||
-		    htw_arm(b, 0, NSEC_PER_SEC, 0, 0) != 1 || htw_info(a, &info))
+		if (htw_arm_id(a, 0, NSEC_PER_SEC, 0, 0) != 1 ||
+		    htw_arm_id(b, 0, NSEC_PER_SEC, 0, 0) != 1 || htw_get_info(a, &info))
 			_exit(2);
 		base = info.user_timers;
 		wheel = (base - 2) / 2;
@@ -424,21 +424,21 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 		if (arm_many(a, 59, NSEC_PER_SEC, 0, 0) != 59 ||
 		    arm_many(b, 39, NSEC_PER_SEC, 0, 0) != 39)
 			_exit(4);
-		if (htw_arm(b, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC ||
-		    htw_arm(a, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC)
+		if (htw_arm_id(b, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC ||
+		    htw_arm_id(a, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC)
 			_exit(5);
-		if (htw_info(a, &info) || info.max_user_timers != base + 98 ||
+		if (htw_get_info(a, &info) || info.max_user_timers != base + 98 ||
 		    info.user_timers != base + 98 || info.nr_timers != 60)
 			_exit(6);
 		/* A cancel gives the room back. */
-		if (htw_cancel(a, 1) || htw_arm(b, 0, NSEC_PER_SEC, 0, 0) < 0)
+		if (htw_cancel(a, 1) || htw_arm_id(b, 0, NSEC_PER_SEC, 0, 0) < 0)
 			_exit(7);
 		/* Hold them while another user arms. */
 		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(8);
 		/* Closing a file gives back its timers and its wheel. */
 		close(a);
-		if (htw_info(b, &info) ||
+		if (htw_get_info(b, &info) ||
 		    info.user_timers != base + 98 - 59 - wheel ||
 		    arm_many(b, 59, NSEC_PER_SEC, 0, 0) != 59)
 			_exit(9);
@@ -457,7 +457,7 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 	ASSERT_LE(0, other);
 	if (!other) {
 		become(VICTIM);
-		fd = htw_open();
+		fd = htw_open(O_CLOEXEC);
 		_exit(fd < 0 || arm_many(fd, 100, NSEC_PER_SEC, 0, 0) != 100);
 	}
 	EXPECT_EQ(0, reap(other));
@@ -494,9 +494,9 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 	pid_t pid;
 	long armed;
 
-	fd = htw_open();
+	fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, htw_info(fd, &info));
+	ASSERT_EQ(0, htw_get_info(fd, &info));
 	close(fd);
 	ASSERT_LT(0, total);
 
@@ -513,7 +513,7 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 		for (i = 0; i < 8; i++) {
 			long n;
 
-			fds[i] = htw_open();
+			fds[i] = htw_open(O_CLOEXEC);
 			if (fds[i] < 0)
 				_exit(1);
 			n = arm_many(fds[i], info.max_user_timers / 4,
@@ -524,7 +524,7 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 				armed += n;
 		}
 		/* What the account holds: timers, wheels and id nodes. */
-		if (htw_info(fds[0], &info))
+		if (htw_get_info(fds[0], &info))
 			_exit(4);
 		held = info.user_timers;
 		if (write(p[1], &armed, sizeof(armed)) != sizeof(armed) ||
@@ -568,7 +568,7 @@ static void *modify_loop(void *arg)
 	struct modify_loop *m = arg;
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
-		if (htw_modify(m->fd, m->id, 0, 3600 * NSEC_PER_SEC, 0))
+		if (htw_modify_id(m->fd, m->id, 0, 3600 * NSEC_PER_SEC, 0))
 			return (void *)1;
 		m->rounds++;
 	}
@@ -595,17 +595,17 @@ TEST_F_TIMEOUT(htw, nonblocking_edge_triggered_reader_beside_busy_ioctls, 120)
 	ASSERT_LE(0, ep);
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ee));
 	m.fd = fd;
-	m.id = htw_arm(fd, 0, 3600 * NSEC_PER_SEC, 0, 0);
+	m.id = htw_arm_id(fd, 0, 3600 * NSEC_PER_SEC, 0, 0);
 	ASSERT_LT(0, (long)m.id);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, modify_loop, &m));
 
 	for (i = 0; i < 2000; i++) {
-		ASSERT_LT(0, htw_arm(fd, HTW_TIMER_ABSTIME, 0, 0, i));
+		ASSERT_LT(0, htw_arm_id(fd, HTW_TIMER_ABSTIME, 0, 0, i));
 		if (epoll_wait(ep, &ee, 1, 10000) != 1) {
 			lost++;
 			break;
 		}
-		n = htw_read(fd, ev, 4);
+		n = htw_read_events(fd, ev, 4);
 		if (n == -EAGAIN) {
 			eagain++;
 			continue;
@@ -613,7 +613,7 @@ TEST_F_TIMEOUT(htw, nonblocking_edge_triggered_reader_beside_busy_ioctls, 120)
 		ASSERT_LE(1, n);
 		EXPECT_EQ(i, ev[n - 1].user_data);
 		/* Drain to EAGAIN, as an edge-triggered reader must. */
-		EXPECT_EQ(-EAGAIN, htw_read(fd, ev, 4));
+		EXPECT_EQ(-EAGAIN, htw_read_events(fd, ev, 4));
 	}
 	__atomic_store_n(&m.stop, 1, __ATOMIC_RELAXED);
 	ASSERT_EQ(0, pthread_join(thread, &res));

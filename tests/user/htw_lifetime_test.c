@@ -30,7 +30,7 @@ TEST(module_is_held_while_a_file_is_open)
 	int fd, fd2;
 
 	ASSERT_LE(0, before);
-	fd = htw_open();
+	fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(before + 1, htw_read_number(REFCNT));
 	EXPECT_NE(0, syscall(SYS_delete_module, "htw", O_NONBLOCK));
@@ -54,7 +54,7 @@ static void *blocked_reader(void *arg)
 {
 	struct blocked_read *br = arg;
 
-	br->ret = htw_read(br->fd, &br->ev, 1);
+	br->ret = htw_read_events(br->fd, &br->ev, 1);
 	return NULL;
 }
 
@@ -70,9 +70,9 @@ TEST(close_while_another_thread_reads)
 	pthread_t thread;
 	long id;
 
-	br.fd = htw_open();
+	br.fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, br.fd);
-	id = htw_arm(br.fd, 0, 300 * MS, 0, 42);
+	id = htw_arm_id(br.fd, 0, 300 * MS, 0, 42);
 	ASSERT_LT(0, id);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, blocked_reader, &br));
 	usleep(100000);
@@ -97,7 +97,7 @@ TEST(signal_ends_a_read_of_a_closed_file)
 	pthread_t thread;
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
-	br.fd = htw_open();
+	br.fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, br.fd);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, blocked_reader, &br));
 	usleep(100000);
@@ -116,7 +116,7 @@ TEST(signal_ends_a_read_of_a_closed_file)
  */
 TEST(fork_shares_the_file_and_each_event_is_read_once)
 {
-	int fd = htw_open(), pipefd[2], status, i, n = 200;
+	int fd = htw_open(O_CLOEXEC), pipefd[2], status, i, n = 200;
 	unsigned char seen[200] = { 0 };
 	struct htw_event ev[16];
 	__u32 got = 0, theirs;
@@ -126,7 +126,7 @@ TEST(fork_shares_the_file_and_each_event_is_read_once)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, pipe(pipefd));
 	for (i = 0; i < n; i++)
-		ASSERT_LT(0, htw_arm(fd, 0, (50 + i % 50) * MS, 0, i));
+		ASSERT_LT(0, htw_arm_id(fd, 0, (50 + i % 50) * MS, 0, i));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -134,7 +134,7 @@ TEST(fork_shares_the_file_and_each_event_is_read_once)
 		__u32 mine;
 
 		for (mine = 0; mine < n / 2; mine++) {
-			r = htw_read(fd, ev, 1);
+			r = htw_read_events(fd, ev, 1);
 			if (r != 1 || ev[0].user_data >= (__u64)n)
 				_exit(1);
 			theirs = ev[0].user_data;
@@ -152,7 +152,7 @@ TEST(fork_shares_the_file_and_each_event_is_read_once)
 	}
 	theirs = n / 2;
 	while (got + theirs < (__u32)n) {
-		r = htw_read(fd, ev, 16);
+		r = htw_read_events(fd, ev, 16);
 		ASSERT_LT(0, r);
 		for (k = 0; k < r; k++) {
 			ASSERT_GT(n, ev[k].user_data);
@@ -170,19 +170,19 @@ TEST(fork_shares_the_file_and_each_event_is_read_once)
 /* The child keeps the file the parent closed, and gets all its events. */
 TEST(file_lives_in_a_child_after_the_parent_closes_it)
 {
-	int fd = htw_open(), status, i;
+	int fd = htw_open(O_CLOEXEC), status, i;
 	struct htw_event ev;
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 10; i++)
-		ASSERT_LT(0, htw_arm(fd, 0, 100 * MS, 0, i));
+		ASSERT_LT(0, htw_arm_id(fd, 0, 100 * MS, 0, i));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		usleep(50000);
 		for (i = 0; i < 10; i++)
-			if (htw_read(fd, &ev, 1) != 1)
+			if (htw_read_events(fd, &ev, 1) != 1)
 				_exit(1);
 		_exit(0);
 	}

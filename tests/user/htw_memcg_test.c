@@ -91,7 +91,7 @@ static long long arm_in_cgroup(void)
 
 	if (!ops || htw_write_file(CG "/cgroup.procs", "0"))
 		return -1;
-	fd = htw_open();
+	fd = htw_open(O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	for (i = 0; i < NR_TIMERS; i++)
@@ -166,7 +166,7 @@ static long long arm_until_full(void)
 	char limit[32];
 
 	memset(ops, 0, sizeof(ops));
-	fd = htw_open();
+	fd = htw_open(O_CLOEXEC);
 	if (fd < 0 || htw_write_file(CG "/cgroup.procs", "0"))
 		return 2;
 	current = cg_value("memory.current", NULL);

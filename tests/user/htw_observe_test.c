@@ -158,23 +158,23 @@ TEST_F(trace, events_of_a_known_sequence)
 	int i, got = 0;
 	long id_b;
 
-	pfd.fd = htw_open();
+	pfd.fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, pfd.fd);
-	ASSERT_EQ(0, htw_info(pfd.fd, &info));
-	ASSERT_EQ(0, htw_cancel(pfd.fd, htw_arm(pfd.fd, 0, NSEC_PER_SEC, 0, 0)));
+	ASSERT_EQ(0, htw_get_info(pfd.fd, &info));
+	ASSERT_EQ(0, htw_cancel(pfd.fd, htw_arm_id(pfd.fd, 0, NSEC_PER_SEC, 0, 0)));
 	span = info.tick_ns * info.wheel_size;
 	now = htw_now(CLOCK_MONOTONIC);
 	a = now + span / 2;
 	b = now + 100 * span;
 	c = now + 4 * span;
-	ASSERT_LT(0, htw_arm(pfd.fd, HTW_TIMER_ABSTIME, a, 0, 1));
-	id_b = htw_arm(pfd.fd, HTW_TIMER_ABSTIME, b, 0, 2);
+	ASSERT_LT(0, htw_arm_id(pfd.fd, HTW_TIMER_ABSTIME, a, 0, 1));
+	id_b = htw_arm_id(pfd.fd, HTW_TIMER_ABSTIME, b, 0, 2);
 	ASSERT_LT(0, id_b);
-	ASSERT_LT(0, htw_arm(pfd.fd, HTW_TIMER_ABSTIME, c, 0, 3));
+	ASSERT_LT(0, htw_arm_id(pfd.fd, HTW_TIMER_ABSTIME, c, 0, 3));
 	ASSERT_EQ(0, htw_cancel(pfd.fd, id_b));
 	while (got < 2) {
 		ASSERT_EQ(1, poll(&pfd, 1, 10000));
-		ASSERT_EQ(1, htw_read(pfd.fd, &ev, 1));
+		ASSERT_EQ(1, htw_read_events(pfd.fd, &ev, 1));
 		got++;
 	}
 	close(pfd.fd);
@@ -241,15 +241,15 @@ TEST(debugfs_shows_each_wheel)
 		SKIP(return, "no debugfs");
 	/* With debugfs, htw's file must be there. */
 	ASSERT_EQ(0, access("/sys/kernel/debug/htw/wheels", R_OK));
-	pfd.fd = htw_open();
+	pfd.fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, pfd.fd);
 	for (i = 0; i < 777; i++)
-		ASSERT_LT(0, htw_arm(pfd.fd, 0, 100 * NSEC_PER_SEC, 0, 0));
+		ASSERT_LT(0, htw_arm_id(pfd.fd, 0, 100 * NSEC_PER_SEC, 0, 0));
 	for (i = 0; i < 3; i++)
-		ASSERT_LT(0, htw_arm(pfd.fd, 0, MS, 0, 1));
+		ASSERT_LT(0, htw_arm_id(pfd.fd, 0, MS, 0, 1));
 	while (got < 3) {
 		ASSERT_EQ(1, poll(&pfd, 1, 10000));
-		ASSERT_EQ(1, htw_read(pfd.fd, &ev, 1));
+		ASSERT_EQ(1, htw_read_events(pfd.fd, &ev, 1));
 		got++;
 	}
 
@@ -278,11 +278,11 @@ TEST(fdinfo_shows_counts_and_limits)
 {
 	char path[64], *text;
 	struct htw_info info;
-	int fd = htw_open();
+	int fd = htw_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
-	ASSERT_LT(0, htw_arm(fd, 0, 100 * NSEC_PER_SEC, 0, 0));
-	ASSERT_EQ(0, htw_info(fd, &info));
+	ASSERT_LT(0, htw_arm_id(fd, 0, 100 * NSEC_PER_SEC, 0, 0));
+	ASSERT_EQ(0, htw_get_info(fd, &info));
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	text = slurp(path);
 	ASSERT_NE(NULL, text);

@@ -40,7 +40,7 @@ FIXTURE_SETUP(rt)
 {
 	self->wall0 = htw_now(CLOCK_REALTIME);
 	self->mono0 = htw_now(CLOCK_MONOTONIC);
-	self->fd = htw_open();
+	self->fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 }
 
@@ -56,7 +56,7 @@ static bool next_event(int fd, struct htw_event *ev, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
-	return poll(&pfd, 1, ms) == 1 && htw_read(fd, ev, 1) == 1;
+	return poll(&pfd, 1, ms) == 1 && htw_read_events(fd, ev, 1) == 1;
 }
 
 static int rt_timerfd(__u64 expires, bool cancel_on_set)
@@ -83,7 +83,7 @@ TEST_F(rt, fires_when_the_wall_clock_reaches_it)
 	struct htw_event ev;
 	long id;
 
-	id = htw_arm(self->fd, RT, w, 0, 1);
+	id = htw_arm_id(self->fd, RT, w, 0, 1);
 	ASSERT_LT(0, id);
 	ASSERT_TRUE(next_event(self->fd, &ev, 5000));
 	EXPECT_LE(w, htw_now(CLOCK_REALTIME));
@@ -94,7 +94,7 @@ TEST_F(rt, fires_when_the_wall_clock_reaches_it)
 
 	/* A relative one is made absolute on the wall clock when armed. */
 	t0 = htw_now(CLOCK_REALTIME);
-	ASSERT_LT(0, htw_arm(self->fd, HTW_TIMER_REALTIME, 50 * MS, 0, 2));
+	ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_REALTIME, 50 * MS, 0, 2));
 	ASSERT_TRUE(next_event(self->fd, &ev, 5000));
 	EXPECT_LE(t0 + 50 * MS, ev.expires);
 	EXPECT_LE(ev.expires, ev.fired);
@@ -114,9 +114,9 @@ TEST_F(rt, wall_clock_set_forward)
 	int tfd, i;
 	__u64 v;
 
-	plain = htw_arm(self->fd, RT, w, 0, 1);
-	cancel = htw_arm(self->fd, RT | HTW_TIMER_CANCEL_ON_SET, w, 0, 2);
-	mono = htw_arm(self->fd, 0, 10 * NSEC_PER_SEC, 0, 3);
+	plain = htw_arm_id(self->fd, RT, w, 0, 1);
+	cancel = htw_arm_id(self->fd, RT | HTW_TIMER_CANCEL_ON_SET, w, 0, 2);
+	mono = htw_arm_id(self->fd, 0, 10 * NSEC_PER_SEC, 0, 3);
 	ASSERT_LT(0, plain);
 	ASSERT_LT(0, cancel);
 	ASSERT_LT(0, mono);
@@ -164,8 +164,8 @@ TEST_F(rt, wall_clock_set_back)
 	long plain, cancel;
 	__u64 m0;
 
-	plain = htw_arm(self->fd, RT, w, 0, 1);
-	cancel = htw_arm(self->fd, RT | HTW_TIMER_CANCEL_ON_SET, w, 0, 2);
+	plain = htw_arm_id(self->fd, RT, w, 0, 1);
+	cancel = htw_arm_id(self->fd, RT | HTW_TIMER_CANCEL_ON_SET, w, 0, 2);
 	ASSERT_LT(0, plain);
 	ASSERT_LT(0, cancel);
 	m0 = htw_now(CLOCK_MONOTONIC);
@@ -201,7 +201,7 @@ TEST_F(rt, periodic_follows_the_wall_clock_forward)
 	__u64 period = 5 * NSEC_PER_SEC;
 	struct htw_event ev;
 
-	ASSERT_LT(0, htw_arm(self->fd, RT, w, period, 1));
+	ASSERT_LT(0, htw_arm_id(self->fd, RT, w, period, 1));
 	ASSERT_TRUE(next_event(self->fd, &ev, 5000));
 	EXPECT_EQ(HTW_EVENT_REALTIME, ev.flags);
 	EXPECT_EQ(w, ev.expires);

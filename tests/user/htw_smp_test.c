@@ -206,7 +206,7 @@ static long read_some(struct cell *cell, enum reader_kind kind, bool *stop)
 	__u64 begun = atomic_load(&seq);
 	long n, i;
 
-	n = htw_read(cell->fd, ev, 16);
+	n = htw_read_events(cell->fd, ev, 16);
 	if (n == -EAGAIN || n == -EINTR)
 		return 0;
 	if (n <= 0) {
@@ -565,7 +565,7 @@ static void stop_readers(struct cell *cell)
 	atomic_store(&cell->stop_readers, true);
 	while (atomic_load(&cell->readers_running)) {
 		if (!cell->nonblocking &&
-		    htw_arm(cell->fd, 0, 0, 0, STOP_DATA) < 0)
+		    htw_arm_id(cell->fd, 0, 0, 0, STOP_DATA) < 0)
 			fail(cell->counts, "arm of a stop event: %d", errno);
 		usleep(5000);
 	}
@@ -625,7 +625,7 @@ static void run_round(struct cell *cell, __u64 seed, int round)
 	       !cell->counts->errors)
 		usleep(10000);
 	if (!cell->counts->errors) {
-		if (htw_info(cell->fd, &info))
+		if (htw_get_info(cell->fd, &info))
 			fail(cell->counts, "info: %d", errno);
 		else if (info.nr_timers)
 			fail(cell->counts, "%u timers left at the end of a round",
@@ -663,7 +663,7 @@ static int churn_child(int fd)
 
 	alarm(60);
 	while (got < CHURN_TIMERS) {
-		n = htw_read(fd, ev, 32);
+		n = htw_read_events(fd, ev, 32);
 		if (n <= 0)
 			return 10;
 		for (i = 0; i < n; i++) {
@@ -686,7 +686,7 @@ static void *churn_fn(void *arg)
 	pid_t pid;
 
 	while (!atomic_load(&ch->stop) && !ch->counts->errors) {
-		fd = htw_open();
+		fd = htw_open(O_CLOEXEC);
 		if (fd < 0) {
 			fail(ch->counts, "churn open: %d", errno);
 			break;
@@ -719,7 +719,7 @@ static void *churn_fn(void *arg)
 		atomic_fetch_add(&ch->counts->forks, 1);
 
 		/* Closed with timers armed and expiring. */
-		fd = htw_open();
+		fd = htw_open(O_CLOEXEC);
 		for (i = 0; i < CHURN_TIMERS; i++) {
 			ops[i].spec.expires = htw_rand_below(&ch->rng, 5 * MS);
 			ops[i].spec.period = i % 2 ? ch->min_period : 0;
@@ -790,9 +790,9 @@ TEST_F_TIMEOUT(smp, htw_smp_stress, 900)
 
 	if (nr_workers > 64)
 		nr_workers = 64;
-	fd = htw_open();
+	fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, htw_info(fd, &info));
+	ASSERT_EQ(0, htw_get_info(fd, &info));
 	close(fd);
 	TH_LOG("seed %llu, %d workers, %llu s", (unsigned long long)seed,
 	       nr_workers, (unsigned long long)seconds);

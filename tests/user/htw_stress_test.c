@@ -25,9 +25,9 @@ FIXTURE(htw) {
 
 FIXTURE_SETUP(htw)
 {
-	self->fd = htw_open();
+	self->fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, htw_info(self->fd, &self->info));
+	ASSERT_EQ(0, htw_get_info(self->fd, &self->info));
 }
 
 FIXTURE_TEARDOWN(htw)
@@ -113,7 +113,7 @@ TEST_F_TIMEOUT(htw, hundred_thousand_timers_each_delivered_once_never_early, 120
 
 	while (got < expected) {
 		ASSERT_EQ(1, poll(&pfd, 1, MASS_SLACK_NS / MS));
-		n = htw_read(pfd.fd, ev, 4096);
+		n = htw_read_events(pfd.fd, ev, 4096);
 		now = htw_now(CLOCK_MONOTONIC);
 		ASSERT_LT(0, n);
 		for (j = 0; j < n; j++) {
@@ -142,7 +142,7 @@ TEST_F_TIMEOUT(htw, hundred_thousand_timers_each_delivered_once_never_early, 120
 	if (now < start + SPREAD + self->info.tick_ns)
 		usleep((start + SPREAD + self->info.tick_ns - now) / 1000);
 	EXPECT_EQ(0, poll(&pfd, 1, 100));
-	ASSERT_EQ(0, htw_info(pfd.fd, &info));
+	ASSERT_EQ(0, htw_get_info(pfd.fd, &info));
 	EXPECT_EQ(0, info.nr_timers);
 	EXPECT_EQ(0, info.nr_queued);
 
@@ -168,7 +168,7 @@ TEST_F_TIMEOUT(htw, close_with_thousands_of_timers_armed_and_expiring, 120)
 	ops = calloc(n, sizeof(*ops));
 	ASSERT_NE(NULL, ops);
 	for (round = 0; round < 5; round++) {
-		fd = htw_open();
+		fd = htw_open(O_CLOEXEC);
 		ASSERT_LE(0, fd);
 		for (i = 0; i < n; i++)
 			ops[i] = (struct htw_op){

@@ -63,7 +63,7 @@ static bool wait_event(int fd, struct htw_event *ev, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
-	return poll(&pfd, 1, ms) == 1 && htw_read(fd, ev, 1) == 1;
+	return poll(&pfd, 1, ms) == 1 && htw_read_events(fd, ev, 1) == 1;
 }
 
 /* An absolute timerfd on @clock at @expires; whether it fires within @ms. */
@@ -99,7 +99,7 @@ static void in_namespace(int host_fd)
 
 	/* The namespace is a day ahead of the kernel, as the test set it. */
 	CHECK(htw_now(CLOCK_MONOTONIC) > DAY);
-	fd = htw_open();
+	fd = htw_open(O_CLOEXEC);
 	CHECK(fd >= 0);
 	for (c = 0; c < 2; c++) {
 		clockid_t clock = clocks[c].clock;
@@ -107,7 +107,7 @@ static void in_namespace(int host_fd)
 
 		/* Absolute, as clock_gettime() reads it here: on time. */
 		t = htw_now(clock) + DUE;
-		CHECK(htw_arm(fd, abs, t, 0, 1) > 0);
+		CHECK(htw_arm_id(fd, abs, t, 0, 1) > 0);
 		CHECK(timerfd_fires(clock, t, 2000));
 		CHECK(wait_event(fd, &ev, 2000));
 		CHECK(ev.user_data == 1 && ev.expires == t);
@@ -116,13 +116,13 @@ static void in_namespace(int host_fd)
 
 		/* In the past: at once. */
 		t = htw_now(clock) - NSEC_PER_SEC;
-		CHECK(htw_arm(fd, abs, t, 0, 2) > 0);
+		CHECK(htw_arm_id(fd, abs, t, 0, 2) > 0);
 		CHECK(wait_event(fd, &ev, 2000));
 		CHECK(ev.user_data == 2 && ev.expires == t);
 
 		/* Relative: from the present, reported in the namespace. */
 		t = htw_now(clock);
-		CHECK(htw_arm(fd, clocks[c].flags, DUE, 0, 3) > 0);
+		CHECK(htw_arm_id(fd, clocks[c].flags, DUE, 0, 3) > 0);
 		CHECK(wait_event(fd, &ev, 2000));
 		now = htw_now(clock);
 		CHECK(ev.user_data == 3 && ev.expires >= t + DUE);
@@ -130,7 +130,7 @@ static void in_namespace(int host_fd)
 
 		/* Periodic: the counted expiries are on the namespace's grid. */
 		t = htw_now(clock) + DUE;
-		CHECK(htw_arm(fd, abs, t, 10 * MS, 4) > 0);
+		CHECK(htw_arm_id(fd, abs, t, 10 * MS, 4) > 0);
 		CHECK(wait_event(fd, &ev, 2000));
 		CHECK(ev.user_data == 4 && (ev.expires - t) % (10 * MS) == 0);
 		CHECK(ev.fired >= ev.expires && ev.fired <= htw_now(clock));
@@ -141,7 +141,7 @@ static void in_namespace(int host_fd)
 		 * time; its events in the kernel's time, the opener's.
 		 */
 		t = htw_now(clock) + DUE;
-		CHECK(htw_arm(host_fd, abs, t, 0, 5) > 0);
+		CHECK(htw_arm_id(host_fd, abs, t, 0, 5) > 0);
 		CHECK(wait_event(host_fd, &ev, 2000));
 		CHECK(ev.user_data == 5 && ev.expires == t - DAY);
 	}
@@ -154,7 +154,7 @@ TEST(times_are_the_time_namespace_s)
 	int host_fd, status;
 	pid_t pid;
 
-	host_fd = htw_open();
+	host_fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, host_fd);
 	if (!enter_timens())
 		SKIP(return, "no time namespace: %s", strerror(errno));
@@ -186,9 +186,9 @@ TEST(a_file_speaks_its_opener_s_time)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		fd = htw_open();
+		fd = htw_open(O_CLOEXEC);
 		t = htw_now(CLOCK_MONOTONIC) + DUE;
-		CHECK(fd >= 0 && htw_arm(fd, HTW_TIMER_ABSTIME, t, 0, 6) > 0);
+		CHECK(fd >= 0 && htw_arm_id(fd, HTW_TIMER_ABSTIME, t, 0, 6) > 0);
 		CHECK(write(pipefd[1], &t, sizeof(t)) == sizeof(t));
 		CHECK(write(pipefd[1], &fd, sizeof(fd)) == sizeof(fd));
 		/* Keep the file until the parent has its own. */

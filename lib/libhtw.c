@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * libhtw - a thin C library over /dev/htw (see libhtw.h and htw(4))
+ *
+ * Each call is one system call, or one per HTW_BATCH_MAX operations for
+ * htw_oplist_submit(); nothing is cached between calls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libhtw.h"
+
+#define NSEC_PER_SEC	1000000000ULL
+
+int htw_open(int flags)
+{
+	int fd;
+
+	if (flags & ~(O_NONBLOCK | O_CLOEXEC))
+		return -EINVAL;
+	fd = open(HTW_DEVICE_PATH, O_RDWR | flags);
+	return fd < 0 ? -errno : fd;
+}
+
+int htw_get_info(int fd, struct htw_info *info)
+{
+	return ioctl(fd, HTW_IOC_INFO, info) ? -errno : 0;
+}
+
+int htw_arm(int fd, struct htw_timer_spec *spec)
+{
+	return ioctl(fd, HTW_IOC_ARM, spec) ? -errno : 0;
+}
+
+int htw_modify(int fd, const struct htw_timer_spec *spec)
+{
+	return ioctl(fd, HTW_IOC_MODIFY, spec) ? -errno : 0;
+}
+
+int htw_cancel(int fd, uint32_t id)
+{
+	struct htw_cancel cancel = { .id = id };
+
+	return ioctl(fd, HTW_IOC_CANCEL, &cancel) ? -errno : 0;
+}
+
+int htw_read_events(int fd, struct htw_event *events, unsigned int nr)
+{
+	ssize_t ret;
+
+	/* Whole records, and a count that fits the return value. */
+	if (nr > INT_MAX / sizeof(*events))
+		nr = INT_MAX / sizeof(*events);
+	ret = read(fd, events, (size_t)nr * sizeof(*events));
+	if (ret < 0)
+		return -errno;
+	return ret / sizeof(*events);
+}
+
+uint64_t htw_clock_now(uint32_t flags)
+{
+	clockid_t clock = CLOCK_MONOTONIC;
+	struct timespec ts;
+
+	if (flags & HTW_TIMER_BOOTTIME)
+		clock = CLOCK_BOOTTIME;
+	else if (flags & HTW_TIMER_REALTIME)
+		clock = CLOCK_REALTIME;
+	/* Only a seccomp filter can make it fail; then 0, as documented. */
+	if (clock_gettime(clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+int htw_oplist_init(struct htw_oplist *list, unsigned int size)
+{
+	memset(list, 0, sizeof(*list));
+	/* A submit returns how many ran, as an int. */
+	if (!size || size > INT_MAX)
+		return -EINVAL;
+	list->ops = calloc(size, sizeof(*list->ops));
+	if (!list->ops)
+		return -ENOMEM;
+	list->size = size;
+	return 0;
+}
+
+void htw_oplist_free(struct htw_oplist *list)
+{
+	free(list->ops);
+	memset(list, 0, sizeof(*list));
+}
+
+void htw_oplist_reset(struct htw_oplist *list)
+{
+	list->nr = 0;
+	list->submitted = 0;
+}
+
+/*
+ * An operation not run yet reads -EINPROGRESS, as one does that the kernel
+ * was about to run when the batch stopped.
+ */
+static struct htw_op *htw_oplist_queue(struct htw_oplist *list, uint32_t code,
+				       const struct htw_timer_spec *spec)
+{
+	struct htw_op *op;
+
+	if (list->nr == list->size)
+		return NULL;
+	op = &list->ops[list->nr++];
+	memset(op, 0, sizeof(*op));
+	op->op = code;
+	op->result = -EINPROGRESS;
+	op->spec = *spec;
+	return op;
+}
+
+struct htw_op *htw_oplist_arm(struct htw_oplist *list,
+			      const struct htw_timer_spec *spec)
+{
+	return htw_oplist_queue(list, HTW_OP_ARM, spec);
+}
+
+struct htw_op *htw_oplist_modify(struct htw_oplist *list,
+				 const struct htw_timer_spec *spec)
+{
+	return htw_oplist_queue(list, HTW_OP_MODIFY, spec);
+}
+
+struct htw_op *htw_oplist_cancel(struct htw_oplist *list, uint32_t id)
+{
+	const struct htw_timer_spec spec = { .id = id };
+
+	return htw_oplist_queue(list, HTW_OP_CANCEL, &spec);
+}
+
+/*
+ * A batch that stops early (a fault, a fatal signal) leaves the rest
+ * queued: the next submit starts where it stopped.
+ */
+int htw_oplist_submit(int fd, struct htw_oplist *list)
+{
+	unsigned int done = 0;
+
+	while (list->submitted < list->nr) {
+		unsigned int count = list->nr - list->submitted;
+		struct htw_batch batch = {
+			.ops = (uintptr_t)&list->ops[list->submitted],
+			.op_size = sizeof(struct htw_op),
+		};
+		int ran;
+
+		if (count > HTW_BATCH_MAX)
+			count = HTW_BATCH_MAX;
+		batch.count = count;
+		ran = ioctl(fd, HTW_IOC_BATCH, &batch);
+		if (ran < 0)
+			return done ? (int)done : -errno;
+		list->submitted += ran;
+		done += ran;
+		if ((unsigned int)ran < count)
+			break;
+	}
+	return done;
+}
