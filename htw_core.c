@@ -168,6 +168,7 @@ struct htw_level {
 struct htw_wheel {
 	/* Set at creation and read-only after. */
 	u64 tick;			/* ns per level-0 bucket */
+	u64 tick_inv;			/* U64_MAX / tick, see htw_div_tick() */
 	u64 origin;			/* clock value of tick 0, ns */
 	unsigned int shift;		/* wheel_size == 1 << shift */
 	unsigned int max_levels;	/* levels the wheel may need */
@@ -296,6 +297,27 @@ static inline gfp_t htw_gfp(unsigned int flags)
 					   GFP_KERNEL;
 }
 
+/*
+ * @d / tick and its remainder, without a division: every arm and every
+ * expiry run converts a time to ticks, and a 64-bit divide costs more than
+ * the rest of an arm.  With m = floor((2^64 - 1) / tick), q = d * m / 2^64
+ * is below d / tick by less than d * (1 + 1 / tick) / 2^64, which is under
+ * 2 for any 64-bit d: q falls short by at most 2, each found by the
+ * remainder and put right.
+ */
+static u64 htw_div_tick(const struct htw_wheel *wheel, u64 d, u64 *rem)
+{
+	u64 q = mul_u64_u64_shr(d, wheel->tick_inv, 64);
+	u64 r = d - q * wheel->tick;
+
+	while (r >= wheel->tick) {
+		q++;
+		r -= wheel->tick;
+	}
+	*rem = r;
+	return q;
+}
+
 /* ceil(ns / tick) after the origin: the first tick boundary at or after ns. */
 static u64 htw_ns_to_when(const struct htw_wheel *wheel, u64 ns)
 {
@@ -303,16 +325,18 @@ static u64 htw_ns_to_when(const struct htw_wheel *wheel, u64 ns)
 
 	if (ns <= wheel->origin)
 		return 0;
-	q = div64_u64_rem(ns - wheel->origin, wheel->tick, &rem);
+	q = htw_div_tick(wheel, ns - wheel->origin, &rem);
 	return q + !!rem;
 }
 
 /* floor(ns / tick) after the origin: the last tick boundary at or before ns. */
 static u64 htw_ns_to_tick(const struct htw_wheel *wheel, u64 ns)
 {
+	u64 rem;
+
 	if (ns <= wheel->origin)
 		return 0;
-	return div64_u64(ns - wheel->origin, wheel->tick);
+	return htw_div_tick(wheel, ns - wheel->origin, &rem);
 }
 
 /* The clock value at which tick @t begins, saturated at U64_MAX. */
@@ -331,6 +355,19 @@ static u64 htw_clock_now(const struct htw_wheel *wheel)
 	if (wheel->clockid == CLOCK_BOOTTIME)
 		return ktime_get_boottime_ns();
 	return ktime_get_ns();
+}
+
+/*
+ * The clock as of the last timekeeping update: never ahead of the present,
+ * and no clocksource read.  Enough to bring clk forward before an arm of an
+ * absolute expiry (clk must only never pass the present); a relative
+ * expiry, or a trace, needs the present itself.
+ */
+static u64 htw_clock_coarse(const struct htw_wheel *wheel)
+{
+	if (wheel->clockid == CLOCK_BOOTTIME)
+		return ktime_get_coarse_boottime_ns();
+	return ktime_get_coarse_ns();
 }
 
 static void __htw_set_clk(struct htw_wheel *wheel, u64 clk)
@@ -633,14 +670,21 @@ static void __htw_update(struct htw_wheel *wheel)
 
 /*
  * Arm an idle @timer; @expires and @period are already validated.  Relative
- * expiries count from the wheel's present time.
+ * expiries count from the wheel's present time; an absolute one needs only
+ * the coarse clock (and no clock at all on a manual wheel).
  */
 static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
 		     u64 expires, u64 period, enum htw_mode mode)
 	__must_hold(&wheel->lock)
 {
-	u64 now = htw_manual(wheel) ? wheel->now : htw_clock_now(wheel);
-	u64 when;
+	u64 now, when;
+
+	if (htw_manual(wheel))
+		now = wheel->now;
+	else if (mode == HTW_MODE_REL || trace_htw_timer_arm_enabled())
+		now = htw_clock_now(wheel);
+	else
+		now = htw_clock_coarse(wheel);
 
 	if (mode == HTW_MODE_REL && check_add_overflow(now, expires, &expires))
 		return -ERANGE;
@@ -850,6 +894,7 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 		return ERR_PTR(-ENOMEM);
 	wheel->max_levels = nr_levels;
 	wheel->tick = params->tick_ns;
+	wheel->tick_inv = div64_u64(U64_MAX, params->tick_ns);
 	wheel->shift = shift;
 	wheel->flags = params->flags;
 	if (!(wheel->flags & HTW_WHEEL_LAZY_LEVELS)) {
