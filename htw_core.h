@@ -95,12 +95,19 @@ enum htw_mode {
 /* Most levels any wheel can have (tick 1 ns, 2 buckets a level). */
 #define HTW_MAX_LEVELS		64
 
-/* Callbacks one expiry run makes when the caller does not choose. */
+/* Callbacks one batch of an expiry run makes when the caller does not choose. */
 #define HTW_DEFAULT_BUDGET	128
 
 /*
+ * How long an expiry run goes on, batch after batch, before it leaves the
+ * rest to a new run: the most it keeps its CPU from other work, give or
+ * take one batch.
+ */
+#define HTW_RUN_NS		(250 * NSEC_PER_USEC)
+
+/*
  * Moving a timer out of an expired bucket costs a fraction of a callback:
- * one expiry run moves at most this many timers per callback of its budget.
+ * one batch moves at most this many timers per callback of its budget.
  */
 #define HTW_MOVES_PER_CALLBACK	16
 
@@ -110,10 +117,11 @@ enum htw_mode {
  *	power of two.  It is the precision promise: at most one tick late.
  * @wheel_size: buckets per level, a power of two in
  *	[%HTW_WHEEL_SIZE_MIN, %HTW_WHEEL_SIZE_MAX]
- * @expire_budget: most callbacks one expiry run makes before it yields and
- *	continues at once in a new run; 0 means %HTW_DEFAULT_BUDGET.  It also
- *	bounds the timers one run moves out of expired buckets, at
- *	%HTW_MOVES_PER_CALLBACK times as many.
+ * @expire_budget: most callbacks one batch of an expiry run makes; 0 means
+ *	%HTW_DEFAULT_BUDGET.  It also bounds the timers a batch moves out of
+ *	expired buckets, at %HTW_MOVES_PER_CALLBACK times as many.  A run makes
+ *	batches for at most %HTW_RUN_NS, and leaves the rest to a new run at
+ *	once; a manual wheel's run (htw_advance()) is one batch.
  * @clockid: %CLOCK_MONOTONIC or %CLOCK_BOOTTIME
  * @flags: %HTW_WHEEL_MANUAL, %HTW_WHEEL_LAZY_LEVELS, %HTW_WHEEL_ACCOUNT
  * @start_ns: a manual wheel's initial time; must be 0 otherwise
@@ -142,8 +150,8 @@ struct htw_wheel_params {
  * @runs: expiry runs so far
  * @fired: callbacks started so far
  * @cascaded: timers re-inserted into a lower level so far
- * @budget_stops: expiry runs that left work for the next one, their budget
- *	spent
+ * @budget_stops: expiry runs that left work for the next one: on a manual
+ *	wheel, their batch's budget spent; else, %HTW_RUN_NS
  * @late: callbacks by lateness, in whole ticks past their expiry's tick:
  *	bucket 0 for none, then one per power of two
  */

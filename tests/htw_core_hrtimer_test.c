@@ -12,6 +12,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
 #include <linux/time64.h>
 
 #include "htw_test.h"
@@ -200,15 +201,28 @@ static void htw_core_hrtimer_far_timer_takes_a_run_per_level(struct kunit *test)
 }
 
 /*
- * 5000 timers due at once on a wheel whose budget is 100: all run, over at
- * least fifty hrtimer runs, in the order they were armed.  Each run also
- * moves at most 1600 of them out of their bucket, so the bucket is emptied
- * over several runs too.
+ * HTW_HR_BURST timers due at once: all run once, in the order they were
+ * armed, none early.  Return the expiry runs that took.
  */
 #define HTW_HR_BURST		5000
-#define HTW_HR_BUDGET		100
+#define HTW_HR_SLOW_US		20
 
-static void htw_core_hrtimer_budget_spreads_a_burst_over_runs(struct kunit *test)
+/* Busy for HTW_HR_SLOW_US by the clock an expiry run measures itself by. */
+static void htw_hr_slow(struct htw_test_timer *t)
+{
+	u64 end = ktime_get_ns() + HTW_HR_SLOW_US * NSEC_PER_USEC;
+
+	while (ktime_get_ns() < end)
+		cpu_relax();
+}
+
+static void htw_hr_slow_complete(struct htw_test_timer *t)
+{
+	htw_hr_slow(t);
+	htw_hr_complete(t);
+}
+
+static u64 htw_hr_burst(struct kunit *test, u32 budget, bool slow)
 {
 	const struct htw_hr_case *p = test->param_value;
 	struct htw_wheel_stats stats;
@@ -219,9 +233,12 @@ static void htw_core_hrtimer_budget_spreads_a_burst_over_runs(struct kunit *test
 	u64 expires;
 
 	done = htw_hr_done(test);
-	wheel = htw_hr_wheel_tick(test, p->clockid, HTW_HR_TICK, HTW_HR_BUDGET);
+	wheel = htw_hr_wheel_tick(test, p->clockid, HTW_HR_TICK, budget);
 	t = htw_test_timers(test, wheel, HTW_HR_BURST);
-	t[HTW_HR_BURST - 1].action = htw_hr_complete;
+	for (i = 0; slow && i < HTW_HR_BURST; i++)
+		t[i].action = htw_hr_slow;
+	t[HTW_HR_BURST - 1].action = slow ? htw_hr_slow_complete :
+					    htw_hr_complete;
 	t[HTW_HR_BURST - 1].arg = 1;
 
 	expires = htw_wheel_now(wheel) + 2 * HTW_HR_TICK;
@@ -232,12 +249,40 @@ static void htw_core_hrtimer_budget_spreads_a_burst_over_runs(struct kunit *test
 
 	htw_wheel_get_stats(wheel, &stats);
 	KUNIT_EXPECT_EQ(test, stats.fired, HTW_HR_BURST);
-	KUNIT_EXPECT_GE(test, stats.runs, HTW_HR_BURST / HTW_HR_BUDGET);
 	for (i = 0; i < HTW_HR_BURST; i++) {
 		KUNIT_EXPECT_EQ_MSG(test, t[i].fires, 1, "timer %u", i);
 		KUNIT_EXPECT_EQ_MSG(test, t[i].seq, i, "timer %u", i);
 		KUNIT_EXPECT_GE_MSG(test, t[i].fired_at, expires, "timer %u", i);
 	}
+	return stats.runs;
+}
+
+/*
+ * A run goes on past its budget: with a budget of one callback, a burst of
+ * quick ones takes far fewer runs than callbacks.  (Each run would have to
+ * outlast HTW_RUN_NS on one callback for it to take as many.)
+ */
+static void htw_core_hrtimer_run_goes_on_past_its_budget(struct kunit *test)
+{
+	KUNIT_EXPECT_LE(test, htw_hr_burst(test, 1, false), HTW_HR_BURST / 2);
+}
+
+/*
+ * And is bounded in time: a run lasts at most HTW_RUN_NS and one batch, so
+ * HTW_HR_BURST callbacks of HTW_HR_SLOW_US each, in batches of 100, take
+ * at least that many runs (more if the CPU was taken away meanwhile).  Each
+ * run also moves at most 1600 timers out of their bucket, so the bucket is
+ * emptied over several batches too.
+ */
+#define HTW_HR_BUDGET		100
+
+static void htw_core_hrtimer_run_is_bounded_in_time(struct kunit *test)
+{
+	const u64 work = (u64)HTW_HR_BURST * HTW_HR_SLOW_US * NSEC_PER_USEC;
+	const u64 run = HTW_RUN_NS + HTW_HR_BUDGET * HTW_HR_SLOW_US * NSEC_PER_USEC;
+
+	KUNIT_EXPECT_GE(test, htw_hr_burst(test, HTW_HR_BUDGET, true),
+			div64_u64(work, run));
 }
 
 static struct kunit_case htw_core_hrtimer_test_cases[] = {
@@ -245,7 +290,9 @@ static struct kunit_case htw_core_hrtimer_test_cases[] = {
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_far_timer_takes_a_run_per_level,
 			 htw_hr_cases_gen_params),
-	KUNIT_CASE_PARAM(htw_core_hrtimer_budget_spreads_a_burst_over_runs,
+	KUNIT_CASE_PARAM(htw_core_hrtimer_run_goes_on_past_its_budget,
+			 htw_hr_cases_gen_params),
+	KUNIT_CASE_PARAM(htw_core_hrtimer_run_is_bounded_in_time,
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_timers_run_never_early,
 			 htw_hr_cases_gen_params),
