@@ -312,6 +312,203 @@ static u64 kb_two_threads(bool shared, unsigned int ms)
 	return total * MSEC_PER_SEC / ms;
 }
 
+/*
+ * Expiry: @n timers of one kind, due over @spread ns (0: all at one
+ * instant) from a start far enough ahead that all are armed by then.  Each
+ * callback notes its lateness, in the order the callbacks run.
+ */
+enum kb_kind { KB_HTW, KB_TL, KB_HR, KB_KINDS };
+
+struct kb_etimer {
+	union {
+		struct htw_timer htw;
+		struct timer_list tl;
+		struct hrtimer hr;
+	};
+	u64 due;		/* ns on CLOCK_MONOTONIC */
+};
+
+static struct {
+	u64 *late;		/* of each callback, in the order they ran */
+	atomic_t fired;
+	unsigned int n;
+	u64 first, last;	/* when the first and the last callback ran */
+	struct completion done;
+} kb_exp;
+
+static void kb_expired(struct kb_etimer *e)
+{
+	u64 now = ktime_get_ns();
+	unsigned int i = atomic_inc_return(&kb_exp.fired) - 1;
+
+	if (i >= kb_exp.n)
+		return;
+	/* timer_list counts jiffies, which may start a little ahead. */
+	kb_exp.late[i] = now > e->due ? now - e->due : 0;
+	if (!i)
+		kb_exp.first = now;
+	if (i + 1 == kb_exp.n) {
+		kb_exp.last = now;
+		complete(&kb_exp.done);
+	}
+}
+
+static void kb_exp_htw_fn(struct htw_timer *t, u64 expired, u64 count)
+{
+	kb_expired(container_of(t, struct kb_etimer, htw));
+}
+
+static void kb_exp_tl_fn(struct timer_list *t)
+{
+	kb_expired(container_of(t, struct kb_etimer, tl));
+}
+
+static enum hrtimer_restart kb_exp_hr_fn(struct hrtimer *t)
+{
+	kb_expired(container_of(t, struct kb_etimer, hr));
+	return HRTIMER_NORESTART;
+}
+
+struct kb_exp_result {
+	u64 rate;		/* callbacks/s, from the first expiry to the last callback */
+	u64 first_us;		/* from the first expiry to the first callback */
+	u64 p50_us, p99_us, max_us;	/* lateness */
+};
+
+/* @j0 is jiffies at @t0 ns, or a little before. */
+static void kb_arm_one(enum kb_kind kind, struct kb_etimer *e,
+		       struct htw_wheel *w, unsigned long j0, u64 t0)
+{
+	switch (kind) {
+	case KB_HTW:
+		htw_timer_init(&e->htw, w, kb_exp_htw_fn);
+		htw_add(&e->htw, e->due, 0, HTW_MODE_ABS);
+		break;
+	case KB_TL:
+		timer_setup(&e->tl, kb_exp_tl_fn, 0);
+		mod_timer(&e->tl, j0 + DIV_ROUND_UP_ULL(e->due - t0, TICK_NSEC));
+		break;
+	case KB_HR:
+		hrtimer_setup(&e->hr, kb_exp_hr_fn, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_ABS_SOFT);
+		hrtimer_start(&e->hr, ns_to_ktime(e->due), HRTIMER_MODE_ABS_SOFT);
+		break;
+	default:
+		break;
+	}
+}
+
+static void kb_cancel_one(enum kb_kind kind, struct kb_etimer *e)
+{
+	if (kind == KB_HTW)
+		htw_del_sync(&e->htw);
+	else if (kind == KB_TL)
+		timer_delete_sync(&e->tl);
+	else
+		hrtimer_cancel(&e->hr);
+}
+
+static int kb_expiry(enum kb_kind kind, struct kb_etimer *e, unsigned int n,
+		     u64 spread, struct kb_exp_result *res)
+{
+	struct htw_wheel *w = NULL;
+	unsigned long j0;
+	u64 t0, start;
+	unsigned int i;
+	int ret = 0;
+
+	if (kind == KB_HTW) {
+		w = kb_wheel();
+		if (IS_ERR(w))
+			return PTR_ERR(w);
+	}
+	atomic_set(&kb_exp.fired, 0);
+	kb_exp.n = n;
+	reinit_completion(&kb_exp.done);
+	/* Ahead by what arming takes, at 2 us a timer (under emulation). */
+	j0 = jiffies;
+	t0 = ktime_get_ns();
+	start = t0 + 200 * NSEC_PER_MSEC + 2ULL * NSEC_PER_USEC * n;
+	for (i = 0; i < n; i++) {
+		e[i].due = start + div_u64((u64)i * spread, n);
+		kb_arm_one(kind, &e[i], w, j0, t0);
+		if (!(i % 4096))
+			cond_resched();
+	}
+	if (!wait_for_completion_timeout(&kb_exp.done, 60 * HZ))
+		ret = -ETIMEDOUT;
+	for (i = 0; i < n; i++) {
+		kb_cancel_one(kind, &e[i]);
+		if (!(i % 4096))
+			cond_resched();
+	}
+	if (w)
+		htw_wheel_destroy(w);
+	if (ret)
+		return ret;
+	res->rate = div64_u64((u64)n * NSEC_PER_SEC,
+			      max(kb_exp.last - start, 1ULL));
+	res->first_us = (kb_exp.first - start) / NSEC_PER_USEC;
+	sort(kb_exp.late, n, sizeof(*kb_exp.late), kb_cmp, NULL);
+	res->p50_us = kb_exp.late[n / 2] / NSEC_PER_USEC;
+	res->p99_us = kb_exp.late[div_u64((u64)n * 99, 100)] / NSEC_PER_USEC;
+	res->max_us = kb_exp.late[n - 1] / NSEC_PER_USEC;
+	return 0;
+}
+
+/*
+ * Each kind in turn in every round; the median of each figure over the
+ * rounds.  @what names the measure.
+ */
+static void kb_expiries(const char *what, unsigned int n, u64 spread)
+{
+	static const char * const anchors[KB_KINDS] = {
+		[KB_TL] = "timer_list", [KB_HR] = "hrtimer",
+	};
+	static u64 fig[5][KB_KINDS][MAX_ROUNDS];
+	struct kb_exp_result res;
+	struct kb_etimer *e;
+	unsigned int r, k, f;
+	char name[64];
+
+	e = vzalloc(array_size(n, sizeof(*e)));
+	kb_exp.late = vmalloc(array_size(n, sizeof(*kb_exp.late)));
+	init_completion(&kb_exp.done);
+	if (!e || !kb_exp.late)
+		goto out;
+	for (r = 0; r < rounds; r++) {
+		for (k = 0; k < KB_KINDS; k++) {
+			if (kb_expiry(k, e, n, spread, &res))
+				goto out;
+			fig[0][k][r] = res.rate;
+			fig[1][k][r] = res.first_us;
+			fig[2][k][r] = res.p50_us;
+			fig[3][k][r] = res.p99_us;
+			fig[4][k][r] = res.max_us;
+		}
+	}
+	for (k = KB_TL; k < KB_KINDS; k++) {
+		static const char * const figs[5] = {
+			"callbacks_per_s", "first_callback_late",
+			"late_p50", "late_p99", "late_max",
+		};
+
+		for (f = 0; f < 5; f++) {
+			/* A burst's rate is its last callback's lateness. */
+			if (!spread && f == 0)
+				continue;
+			snprintf(name, sizeof(name), "%s_%s_vs_%s", what, figs[f],
+				 anchors[k]);
+			kb_report(name, kb_median(fig[f][KB_HTW], rounds),
+				  kb_median(fig[f][k], rounds), f ? "us" : "callbacks/s");
+		}
+	}
+out:
+	vfree(kb_exp.late);
+	kb_exp.late = NULL;
+	vfree(e);
+}
+
 /* Expiry runs of a wheel whose one timer is an hour away, over @ms. */
 static u64 kb_idle_runs(unsigned int ms)
 {
@@ -351,6 +548,11 @@ static int __init htw_kbench_init(void)
 		  kb_median(shr, rounds), "pairs/s");
 	kb_report("idle_wheel_runs_per_s", kb_idle_runs(ms) * MSEC_PER_SEC / ms,
 		  0, "runs/s");
+	kb_expiries(scale ? "expiry_1000000_over_1s" : "expiry_1000_over_100ms",
+		    scale ? 1000000 : 1000,
+		    scale ? NSEC_PER_SEC : 100 * NSEC_PER_MSEC);
+	kb_expiries(scale ? "burst_100000_at_once" : "burst_1000_at_once",
+		    scale ? 100000 : 1000, 0);
 	return 0;
 }
 module_init(htw_kbench_init);
