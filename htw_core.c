@@ -210,7 +210,8 @@ struct htw_wheel {
 	struct task_struct *running_task;	/* context that runs it */
 	bool expiring;			/* an expiry run is in progress */
 	bool draining;			/* a run left a bucket half emptied */
-	bool dead;			/* htw_wheel_destroy() has begun */
+	bool dead;			/* no expiry run may start any more */
+	bool stopped;			/* by htw_wheel_stop(): timers abandoned */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
 	u64 runs, fired, cascaded, budget_stops;	/* statistics */
 	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
@@ -848,7 +849,7 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 	for (;;) {
 		__htw_advance(wheel, htw_ns_to_tick(wheel, now), &flags, &moved);
 		ran += __htw_run_due(wheel, &flags);
-		if (!wheel->draining && list_empty(&wheel->due))
+		if ((!wheel->draining && list_empty(&wheel->due)) || wheel->dead)
 			break;
 		now = htw_clock_now(wheel);
 		if (now - start >= HTW_RUN_NS)
@@ -1036,15 +1037,47 @@ size_t htw_wheel_footprint(const struct htw_wheel *wheel)
 EXPORT_SYMBOL_GPL(htw_wheel_footprint);
 
 /**
+ * htw_wheel_stop() - stop a wheel for good, with the timers in it
+ * @wheel: the wheel
+ *
+ * No expiry run starts after this, and none is in progress when it
+ * returns, so no callback of the wheel runs any more (one running now is
+ * waited for).  The timers still armed stay where they are, never to
+ * expire: their owner may free them without htw_del(), and must then
+ * destroy the wheel with htw_wheel_destroy(), which takes a stopped wheel
+ * with timers in it.  So a wheel of n timers is torn down in O(1) work of
+ * the wheel's, where a htw_del_sync() of each takes n round trips of its
+ * lock.  A stopped wheel takes no new timer (htw_add() and htw_mod() fail
+ * with -ESHUTDOWN).
+ *
+ * Context: Process context; may sleep.  Not from one of the wheel's
+ * callbacks; on a manual wheel, not while htw_advance() runs on it.
+ */
+void htw_wheel_stop(struct htw_wheel *wheel)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	wheel->dead = true;
+	wheel->stopped = true;
+	spin_unlock_irqrestore(&wheel->lock, flags);
+
+	/* A run in progress stops after its batch; its callbacks are done. */
+	if (!htw_manual(wheel))
+		hrtimer_cancel(&wheel->hrtimer);
+}
+EXPORT_SYMBOL_GPL(htw_wheel_stop);
+
+/**
  * htw_wheel_destroy() - destroy a timing wheel
  * @wheel: the wheel, or NULL
  *
  * Waits for a running expiry run of the wheel's hrtimer to finish; a manual
  * wheel must not be destroyed while htw_advance() runs on it.  The wheel
- * must hold no timer once that run is over: destroying one that does is a
- * bug in the caller, reported with a warning; the wheel is then left
- * allocated (and never fires again), so that the caller's later use of its
- * timers does not touch freed memory.
+ * must hold no timer once that run is over, unless htw_wheel_stop() stopped
+ * it: destroying one that does is a bug in the caller, reported with a
+ * warning; the wheel is then left allocated (and never fires again), so
+ * that the caller's later use of its timers does not touch freed memory.
  *
  * Context: Process context; may sleep.  Not from one of the wheel's callbacks.
  */
@@ -1068,7 +1101,8 @@ void htw_wheel_destroy(struct htw_wheel *wheel)
 	pending = wheel->nr_pending;
 	spin_unlock_irqrestore(&wheel->lock, flags);
 
-	if (WARN(pending, "htw: wheel destroyed with %llu timers armed; leaking it\n",
+	if (WARN(pending && !wheel->stopped,
+		 "htw: wheel destroyed with %llu timers armed; leaking it\n",
 		 pending))
 		return;
 
@@ -1113,8 +1147,8 @@ EXPORT_SYMBOL_GPL(htw_wheel_now);
  * wheel must not run concurrently.
  *
  * Context: Any context the callbacks accept.
- * Return: the number of callbacks run; 0 once nothing is due at @now.  A
- * caller that got any calls again to run the rest.
+ * Return: the number of callbacks run; 0 once nothing is due at @now, or
+ * on a stopped wheel.  A caller that got any calls again to run the rest.
  */
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 {
@@ -1126,7 +1160,7 @@ unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 		return 0;
 
 	spin_lock_irqsave(&wheel->lock, flags);
-	if (WARN_ON_ONCE(wheel->expiring)) {
+	if (WARN_ON_ONCE(wheel->expiring) || wheel->stopped) {
 		spin_unlock_irqrestore(&wheel->lock, flags);
 		return 0;
 	}
@@ -1282,7 +1316,8 @@ EXPORT_SYMBOL_GPL(htw_timer_init);
  * Return: 0; -EBUSY if @timer is already armed; -ERANGE if a relative
  * @expires overflows the clock; -EINVAL for an unknown @mode, or a
  * @period on a wheel with %HTW_WHEEL_LAZY_LEVELS; -ENOMEM if the level the
- * timer needs was not reserved (only on such a wheel).
+ * timer needs was not reserved (only on such a wheel); -ESHUTDOWN if the
+ * wheel was stopped (htw_wheel_stop()).
  */
 int htw_add(struct htw_timer *timer, u64 expires, u64 period,
 	    enum htw_mode mode)
@@ -1296,7 +1331,9 @@ int htw_add(struct htw_timer *timer, u64 expires, u64 period,
 		return -EINVAL;
 
 	spin_lock_irqsave(&wheel->lock, flags);
-	if (timer->slot != HTW_SLOT_IDLE) {
+	if (unlikely(wheel->stopped)) {
+		ret = -ESHUTDOWN;
+	} else if (timer->slot != HTW_SLOT_IDLE) {
 		ret = -EBUSY;
 	} else {
 		ret = __htw_arm(wheel, timer, expires, period, mode);
@@ -1320,8 +1357,8 @@ EXPORT_SYMBOL_GPL(htw_add);
  *
  * Context: Any context.
  * Return: 1 if @timer was armed, 0 if it was idle; -ERANGE if a relative
- * @expires overflows the clock, -EINVAL and -ENOMEM as for htw_add() (in
- * each case the timer is left as it was).
+ * @expires overflows the clock, -EINVAL, -ENOMEM and -ESHUTDOWN as for
+ * htw_add() (in each case the timer is left as it was).
  */
 int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 	    enum htw_mode mode)
@@ -1336,6 +1373,10 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 		return -EINVAL;
 
 	spin_lock_irqsave(&wheel->lock, flags);
+	if (unlikely(wheel->stopped)) {
+		ret = -ESHUTDOWN;
+		goto out_unlock;
+	}
 	if (mode == HTW_MODE_REL) {
 		u64 now = htw_manual(wheel) ? wheel->now : htw_clock_now(wheel);
 

@@ -171,6 +171,7 @@ struct htw_wheel_stats {
 };
 
 struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params);
+void htw_wheel_stop(struct htw_wheel *wheel);
 void htw_wheel_destroy(struct htw_wheel *wheel);
 int htw_wheel_reserve(struct htw_wheel *wheel, u64 expires);
 size_t htw_wheel_footprint(const struct htw_wheel *wheel);

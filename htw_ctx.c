@@ -850,19 +850,26 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_create);
 
+/* Timers freed with one kmem_cache_free_bulk() as a context is destroyed. */
+#define HTW_CTX_FREE_BATCH	32
+
 /**
  * htw_ctx_destroy() - cancel every timer of a context and free it
  * @ctx: the context; nothing else may use it any more
  *
- * Safe while the timers are expiring: each is taken off its wheel, and its
- * callback waited for, before any is freed.
+ * Safe while the timers are expiring: each wheel is stopped, its callbacks
+ * waited for, before any timer is freed.  Stopping a wheel abandons its
+ * timers rather than cancelling them one by one, so that closing a file
+ * of millions of timers costs a free of each and no more.
  *
  * Context: Process context; may sleep.
  */
 void htw_ctx_destroy(struct htw_ctx *ctx)
 {
+	void *batch[HTW_CTX_FREE_BATCH];
 	struct htw_utimer *ut;
 	unsigned long id;
+	size_t n = 0;
 	int i;
 
 	/* No more wall-clock work: it would arm timers again. */
@@ -875,18 +882,22 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 		mutex_unlock(&htw_wall_lock);
 	}
 
-	/* Callbacks of the timers not yet stopped may still queue events. */
-	xa_for_each(&ctx->timers, id, ut) {
-		htw_del_sync(&ut->timer);
-		cond_resched();
-	}
+	/* Callbacks of the timers may still queue events until then. */
+	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
+		if (ctx->wheel[i])
+			htw_wheel_stop(ctx->wheel[i]);
 	/* Nor may a callback queue the work any more. */
 	cancel_work_sync(&ctx->realign_work);
 	/* None runs now, so the queue can be dropped without its lock. */
 	xa_for_each(&ctx->timers, id, ut) {
-		kmem_cache_free(htw_utimer_cache, ut);
-		cond_resched();
+		batch[n++] = ut;
+		if (n == ARRAY_SIZE(batch)) {
+			kmem_cache_free_bulk(htw_utimer_cache, n, batch);
+			n = 0;
+			cond_resched();
+		}
 	}
+	kmem_cache_free_bulk(htw_utimer_cache, n, batch);
 	if (ctx->params.user)
 		htw_user_uncharge(ctx->params.user,
 				  ctx->nr_timers + ctx->charged);

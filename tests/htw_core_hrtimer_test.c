@@ -285,6 +285,49 @@ static void htw_core_hrtimer_run_is_bounded_in_time(struct kunit *test)
 			div64_u64(work, run));
 }
 
+static atomic_t htw_hr_fired;
+
+static void htw_hr_count_fn(struct htw_timer *timer, u64 expired, u64 count)
+{
+	atomic_inc(&htw_hr_fired);
+}
+
+/*
+ * Stopped while its timers come due, 2 ms apart, an hrtimer wheel makes no
+ * callback once htw_wheel_stop() returns, and is destroyed with the rest
+ * in it.
+ */
+static void htw_core_hrtimer_stop_ends_callbacks(struct kunit *test)
+{
+	const struct htw_hr_case *p = test->param_value;
+	struct htw_wheel_params params = {
+		.tick_ns = HTW_HR_TICK, .wheel_size = 64, .expire_budget = 1,
+		.clockid = p->clockid,
+	};
+	struct htw_wheel *wheel = htw_wheel_create(&params);
+	struct htw_timer *t;
+	unsigned int i, fired;
+	u64 start;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(wheel));
+	t = kunit_kcalloc(test, HTW_HR_BURST, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	atomic_set(&htw_hr_fired, 0);
+	start = htw_wheel_now(wheel);
+	for (i = 0; i < HTW_HR_BURST; i++) {
+		htw_timer_init(&t[i], wheel, htw_hr_count_fn);
+		KUNIT_ASSERT_EQ(test, htw_add(&t[i], start + 2 * i * HTW_HR_TICK,
+					      0, HTW_MODE_ABS), 0);
+	}
+	msleep(5);
+	htw_wheel_stop(wheel);
+	fired = atomic_read(&htw_hr_fired);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&htw_hr_fired), fired);
+	KUNIT_EXPECT_LT(test, fired, HTW_HR_BURST);
+	htw_wheel_destroy(wheel);
+}
+
 static struct kunit_case htw_core_hrtimer_test_cases[] = {
 	KUNIT_CASE_PARAM(htw_core_hrtimer_empty_wheel_never_runs,
 			 htw_hr_cases_gen_params),
@@ -293,6 +336,8 @@ static struct kunit_case htw_core_hrtimer_test_cases[] = {
 	KUNIT_CASE_PARAM(htw_core_hrtimer_run_goes_on_past_its_budget,
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_run_is_bounded_in_time,
+			 htw_hr_cases_gen_params),
+	KUNIT_CASE_PARAM(htw_core_hrtimer_stop_ends_callbacks,
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_timers_run_never_early,
 			 htw_hr_cases_gen_params),

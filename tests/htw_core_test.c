@@ -1356,7 +1356,50 @@ static void htw_core_budget_keeps_expiry_order(struct kunit *test)
 				    ctx->log[i]->expired, "callback %zu", i);
 }
 
+static unsigned int htw_core_stopped_fires;
+
+static void htw_core_stopped_fn(struct htw_timer *timer, u64 expired, u64 count)
+{
+	htw_core_stopped_fires++;
+}
+
+/*
+ * A stopped wheel runs nothing more and takes no new timer; the timers left
+ * in it are its owner's to free, and destroying it with them is no bug.
+ */
+static void htw_core_stopped_wheel_runs_nothing(struct kunit *test)
+{
+	struct htw_wheel_params p = {
+		.tick_ns = 1, .wheel_size = 64, .clockid = CLOCK_MONOTONIC,
+		.flags = HTW_WHEEL_MANUAL, .start_ns = 1000,
+	};
+	struct htw_wheel *wheel = htw_wheel_create(&p);
+	struct htw_timer *t;
+	unsigned int i;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(wheel));
+	t = kunit_kcalloc(test, 4, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	for (i = 0; i < 4; i++)
+		htw_timer_init(&t[i], wheel, htw_core_stopped_fn);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[0], 500, 0, HTW_MODE_ABS), 0);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[1], 1010, 0, HTW_MODE_ABS), 0);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[2], 1 << 30, 0, HTW_MODE_ABS), 0);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[3], 1100, 7, HTW_MODE_ABS), 0);
+
+	htw_core_stopped_fires = 0;
+	htw_wheel_stop(wheel);
+	KUNIT_EXPECT_EQ(test, htw_advance(wheel, 1ULL << 31), 0);
+	KUNIT_EXPECT_EQ(test, htw_core_stopped_fires, 0);
+	KUNIT_EXPECT_EQ(test, htw_add(&t[0], 2000, 0, HTW_MODE_ABS), -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, htw_mod(&t[1], 2000, 0, HTW_MODE_ABS), -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, htw_expires(&t[1]), 1010);
+	/* A WARN here would fail the run: the kernel log is checked. */
+	htw_wheel_destroy(wheel);
+}
+
 static struct kunit_case htw_core_test_cases[] = {
+	KUNIT_CASE(htw_core_stopped_wheel_runs_nothing),
 	KUNIT_CASE_PARAM(htw_core_create_rejects_invalid_params,
 			 htw_core_invalid_params_gen_params),
 	KUNIT_CASE_PARAM(htw_core_create_accepts_valid_params,
