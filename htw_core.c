@@ -312,10 +312,10 @@ static inline gfp_t htw_gfp(unsigned int flags)
 /*
  * @d / tick and its remainder, without a division: every arm and every
  * expiry run converts a time to ticks, and a 64-bit divide costs more than
- * the rest of an arm.  With m = floor((2^64 - 1) / tick), q = d * m / 2^64
- * is below d / tick by less than d * (1 + 1 / tick) / 2^64, which is under
- * 2 for any 64-bit d: q falls short by at most 2, each found by the
- * remainder and put right.
+ * the rest of an arm.  With 2^64 - 1 = m * tick + s (0 <= s < tick), the
+ * estimate q = floor(d * m / 2^64) is below d / tick by
+ * d * (s + 1) / (tick * 2^64), which is under 1 for any 64-bit d: q is the
+ * quotient or one less, which the remainder shows and one step puts right.
  */
 static u64 htw_div_tick(const struct htw_wheel *wheel, u64 d, u64 *rem)
 {
@@ -734,6 +734,23 @@ static void __htw_disarm(struct htw_wheel *wheel, struct htw_timer *timer)
 }
 
 /*
+ * Cancel an armed @timer, for htw_del() and htw_del_sync().  On a stopped
+ * wheel, the timers beside it in its list may be freed already (their owner
+ * abandoned them): it is only made idle, never unlinked.
+ */
+static void __htw_cancel(struct htw_wheel *wheel, struct htw_timer *timer)
+	__must_hold(&wheel->lock)
+{
+	trace_htw_timer_cancel(wheel, timer, timer->expires);
+	if (unlikely(wheel->stopped)) {
+		WRITE_ONCE(timer->slot, HTW_SLOT_IDLE);
+		return;
+	}
+	__htw_disarm(wheel, timer);
+	__htw_update(wheel);
+}
+
+/*
  * A periodic timer has expired at its @expires, and clk has reached at
  * least its when.  Return how many of its expiries E + kP have passed (those
  * at or before the present tick's start, at least the one at E: clk may lag
@@ -1045,7 +1062,8 @@ EXPORT_SYMBOL_GPL(htw_wheel_footprint);
  * waited for).  The timers still armed stay where they are, never to
  * expire: their owner may free them without htw_del(), and must then
  * destroy the wheel with htw_wheel_destroy(), which takes a stopped wheel
- * with timers in it.  So a wheel of n timers is torn down in O(1) work of
+ * with timers in it.  htw_del() and htw_del_sync() of a timer left in it
+ * make it idle without touching the others.  So a wheel of n timers is torn down in O(1) work of
  * the wheel's, where a htw_del_sync() of each takes n round trips of its
  * lock.  A stopped wheel takes no new timer (htw_add() and htw_mod() fail
  * with -ESHUTDOWN).
@@ -1440,11 +1458,8 @@ bool htw_del(struct htw_timer *timer)
 
 	spin_lock_irqsave(&wheel->lock, flags);
 	ret = timer->slot != HTW_SLOT_IDLE;
-	if (ret) {
-		trace_htw_timer_cancel(wheel, timer, timer->expires);
-		__htw_disarm(wheel, timer);
-		__htw_update(wheel);
-	}
+	if (ret)
+		__htw_cancel(wheel, timer);
 	spin_unlock_irqrestore(&wheel->lock, flags);
 	return ret;
 }
@@ -1475,9 +1490,7 @@ int htw_del_sync(struct htw_timer *timer)
 			return -EDEADLK;
 		}
 		if (timer->slot != HTW_SLOT_IDLE) {
-			trace_htw_timer_cancel(wheel, timer, timer->expires);
-			__htw_disarm(wheel, timer);
-			__htw_update(wheel);
+			__htw_cancel(wheel, timer);
 			ret = 1;
 		}
 		if (wheel->running != timer) {

@@ -9,7 +9,19 @@
  *
  * A timer is never early and at most one tick late, wherever it sits in the
  * wheel and however far away its expiry was when it was armed (up to 2^64 ns
- * on the wheel's clock: there is no clamping).  Arming and cancelling are
+ * on the wheel's clock: there is no clamping).
+ *
+ * Under a burst, "the callback starts" is the start of the expiry work: the
+ * callbacks of timers due at one tick run one after another, in the order
+ * they became due, batch after batch (see HTW_RUN_NS), so the k-th of a
+ * burst starts about k callbacks after the first.  (One exception to the
+ * order: a timer armed already due while a crowded bucket of the present
+ * tick is still being emptied runs before the rest of that bucket.)  And a bucket of a higher
+ * level is moved down when its start passes, before its timers are due, in
+ * batches too: a timer due at that start waits for the moves of the timers
+ * ahead of it in the bucket.  (In UML, with a 1 ms tick, 100,000 timers due
+ * at one instant: the first callback 1.1 ms after the expiry, the last
+ * 7.3 ms; timer_list's, 8.4 and 11.9 ms.)  Arming and cancelling are
  * O(1) and never allocate (on a wheel that allocates its levels on demand,
  * htw_wheel_reserve() does, beforehand).  See the design notes at the top of
  * htw_core.c.

@@ -83,7 +83,9 @@
  * exactly one event), or when its context is destroyed.  A timer whose
  * callback has queued its event is no longer armed, and the wheel does not
  * touch it again; every other timer is taken off its wheel with
- * htw_del_sync() before it is freed, so that no callback still runs on it.
+ * htw_del_sync() before it is freed, so that no callback still runs on it,
+ * or, when the context is destroyed, its wheel is stopped first
+ * (htw_wheel_stop()), which no callback outlives either.
  * An id is a slot of the context's xarray, allocated lowest first so that
  * the xarray stays dense, and a generation in the bits above the slot,
  * bumped at every arm: a stale id finds its slot empty, or holding a timer

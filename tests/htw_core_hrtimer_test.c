@@ -201,8 +201,10 @@ static void htw_core_hrtimer_far_timer_takes_a_run_per_level(struct kunit *test)
 }
 
 /*
- * HTW_HR_BURST timers due at once: all run once, in the order they were
- * armed, none early.  Return the expiry runs that took.
+ * HTW_HR_BURST timers due at once, 100 ms ahead so that all are armed before
+ * any is due (a timer armed already due would run before the rest of the
+ * bucket being emptied): all run once, in the order they were armed, none
+ * early.  Return the expiry runs that took.
  */
 #define HTW_HR_BURST		5000
 #define HTW_HR_SLOW_US		20
@@ -241,10 +243,12 @@ static u64 htw_hr_burst(struct kunit *test, u32 budget, bool slow)
 					    htw_hr_complete;
 	t[HTW_HR_BURST - 1].arg = 1;
 
-	expires = htw_wheel_now(wheel) + 2 * HTW_HR_TICK;
+	expires = htw_wheel_now(wheel) + 100 * HTW_HR_TICK;
 	for (i = 0; i < HTW_HR_BURST; i++)
 		KUNIT_ASSERT_EQ(test, htw_add(&t[i].timer, expires, 0,
 					      HTW_MODE_ABS), 0);
+	if (htw_wheel_now(wheel) >= expires)
+		kunit_skip(test, "arming took more than 100 ms");
 	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done, 10 * HZ), 0);
 
 	htw_wheel_get_stats(wheel, &stats);
@@ -269,12 +273,14 @@ static void htw_core_hrtimer_run_goes_on_past_its_budget(struct kunit *test)
 
 /*
  * And is bounded in time: a run lasts at most HTW_RUN_NS and one batch, so
- * HTW_HR_BURST callbacks of HTW_HR_SLOW_US each, in batches of 100, take
- * at least that many runs (more if the CPU was taken away meanwhile).  Each
- * run also moves at most 1600 timers out of their bucket, so the bucket is
- * emptied over several batches too.
+ * HTW_HR_BURST callbacks of HTW_HR_SLOW_US each, in batches of 4, take at
+ * least work / (HTW_RUN_NS + a batch) runs, about 300 (more if the CPU was
+ * taken away meanwhile: that only ends runs sooner).  No bound would make
+ * one run; a bound ten times as long, some 40.  Each batch also moves at
+ * most 64 timers out of their bucket, so the bucket is emptied over many
+ * batches too.
  */
-#define HTW_HR_BUDGET		100
+#define HTW_HR_BUDGET		4
 
 static void htw_core_hrtimer_run_is_bounded_in_time(struct kunit *test)
 {
@@ -285,18 +291,26 @@ static void htw_core_hrtimer_run_is_bounded_in_time(struct kunit *test)
 			div64_u64(work, run));
 }
 
-static atomic_t htw_hr_fired;
+static atomic_t htw_hr_started, htw_hr_finished;
 
-static void htw_hr_count_fn(struct htw_timer *timer, u64 expired, u64 count)
+/* Each callback takes 1 ms, so that htw_wheel_stop() likely meets one. */
+static void htw_hr_busy_fn(struct htw_timer *timer, u64 expired, u64 count)
 {
-	atomic_inc(&htw_hr_fired);
+	u64 end = ktime_get_ns() + NSEC_PER_MSEC;
+
+	atomic_inc(&htw_hr_started);
+	while (ktime_get_ns() < end)
+		cpu_relax();
+	atomic_inc(&htw_hr_finished);
 }
 
 /*
- * Stopped while its timers come due, 2 ms apart, an hrtimer wheel makes no
- * callback once htw_wheel_stop() returns, and is destroyed with the rest
- * in it.
+ * Stopped while its timers come due, 1 ms apart, an hrtimer wheel makes no
+ * callback once htw_wheel_stop() returns, none is still running then, and
+ * it is destroyed with the rest of its timers in it.
  */
+#define HTW_HR_STOPPED		1000
+
 static void htw_core_hrtimer_stop_ends_callbacks(struct kunit *test)
 {
 	const struct htw_hr_case *p = test->param_value;
@@ -304,27 +318,31 @@ static void htw_core_hrtimer_stop_ends_callbacks(struct kunit *test)
 		.tick_ns = HTW_HR_TICK, .wheel_size = 64, .expire_budget = 1,
 		.clockid = p->clockid,
 	};
-	struct htw_wheel *wheel = htw_wheel_create(&params);
+	struct htw_wheel *wheel;
+	unsigned int i, started;
 	struct htw_timer *t;
-	unsigned int i, fired;
 	u64 start;
 
-	KUNIT_ASSERT_FALSE(test, IS_ERR(wheel));
-	t = kunit_kcalloc(test, HTW_HR_BURST, sizeof(*t), GFP_KERNEL);
+	t = kunit_kcalloc(test, HTW_HR_STOPPED, sizeof(*t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	atomic_set(&htw_hr_fired, 0);
+	wheel = htw_wheel_create(&params);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(wheel));
+	atomic_set(&htw_hr_started, 0);
+	atomic_set(&htw_hr_finished, 0);
 	start = htw_wheel_now(wheel);
-	for (i = 0; i < HTW_HR_BURST; i++) {
-		htw_timer_init(&t[i], wheel, htw_hr_count_fn);
-		KUNIT_ASSERT_EQ(test, htw_add(&t[i], start + 2 * i * HTW_HR_TICK,
-					      0, HTW_MODE_ABS), 0);
+	/* No ASSERT from here on: the wheel must be stopped before @t goes. */
+	for (i = 0; i < HTW_HR_STOPPED; i++) {
+		htw_timer_init(&t[i], wheel, htw_hr_busy_fn);
+		KUNIT_EXPECT_EQ(test, htw_add(&t[i], start + i * HTW_HR_TICK, 0,
+					      HTW_MODE_ABS), 0);
 	}
-	msleep(5);
-	htw_wheel_stop(wheel);
-	fired = atomic_read(&htw_hr_fired);
 	msleep(20);
-	KUNIT_EXPECT_EQ(test, atomic_read(&htw_hr_fired), fired);
-	KUNIT_EXPECT_LT(test, fired, HTW_HR_BURST);
+	htw_wheel_stop(wheel);
+	started = atomic_read(&htw_hr_started);
+	KUNIT_EXPECT_EQ(test, atomic_read(&htw_hr_finished), started);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&htw_hr_started), started);
+	KUNIT_EXPECT_LT(test, started, HTW_HR_STOPPED);
 	htw_wheel_destroy(wheel);
 }
 

@@ -53,7 +53,7 @@ static const struct htw_core_wheel_case htw_core_odd_ticks[] = {
 	{ .desc = "tick 1000003, size 4", .wheel_size = 4, .tick_ns = 1000003 },
 	{ .desc = "tick 1000003, size 64", .wheel_size = 64,
 	  .tick_ns = 1000003 },
-	/* Ticks are found by a reciprocal: its shortfall grows with them. */
+	/* Large ticks, for the reciprocal that divides by the tick. */
 	{ .desc = "tick 2^40 + 1, size 64", .wheel_size = 64,
 	  .tick_ns = (1ULL << 40) + 1 },
 	{ .desc = "tick 2^50 - 1, size 4", .wheel_size = 4,
