@@ -76,11 +76,14 @@ $(LIB_OUT)/$(LIBHTW_SO): $(LIB_DEPS)
 	$(CC) $(CFLAGS) -fPIC -shared -Iinclude/uapi -Wl,-soname,$(LIBHTW_SO) \
 		-Wl,--version-script=lib/libhtw.map -o $@ lib/libhtw.c
 
+# The paths are make's variables: "make install" writes it again, with its own.
+LIBHTW_PC = sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
+	-e 's|@includedir@|$(INCLUDEDIR)|' -e 's|@version@|$(LIBHTW_VERSION)|' \
+	lib/libhtw.pc.in
+
 $(LIB_OUT)/libhtw.pc: lib/libhtw.pc.in lib/libhtw.h
 	mkdir -p $(@D)
-	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
-		-e 's|@includedir@|$(INCLUDEDIR)|' \
-		-e 's|@version@|$(LIBHTW_VERSION)|' $< >$@
+	$(LIBHTW_PC) >$@
 
 tools: lib $(HTW_BUILD)/tools/htwctl
 
@@ -106,11 +109,12 @@ install: tools
 	install -D -m 0755 $(LIB_OUT)/$(LIBHTW_SO) \
 		$(DESTDIR)$(LIBDIR)/$(LIBHTW_SO)
 	ln -sf $(LIBHTW_SO) $(DESTDIR)$(LIBDIR)/libhtw.so
-	install -D -m 0644 $(LIB_OUT)/libhtw.pc \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libhtw.pc
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig
+	$(LIBHTW_PC) >$(DESTDIR)$(LIBDIR)/pkgconfig/libhtw.pc
 	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man4
 	install -m 0644 man/*.3 $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 man/*.4 $(DESTDIR)$(MANDIR)/man4
+	$(if $(DESTDIR),,ldconfig)
 
 check:
 	HTW_FULL=0 rig/check.sh

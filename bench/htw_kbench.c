@@ -331,6 +331,7 @@ struct kb_etimer {
 static struct {
 	u64 *late;		/* of each callback, in the order they ran */
 	atomic_t fired;
+	atomic_t early;		/* callbacks before their due time */
 	unsigned int n;
 	u64 first, last;	/* when the first and the last callback ran */
 	struct completion done;
@@ -343,8 +344,10 @@ static void kb_expired(struct kb_etimer *e)
 
 	if (i >= kb_exp.n)
 		return;
-	/* timer_list counts jiffies, which may start a little ahead. */
+	/* An early callback (none should be) counts as on time. */
 	kb_exp.late[i] = now > e->due ? now - e->due : 0;
+	if (now < e->due)
+		atomic_inc(&kb_exp.early);
 	if (!i)
 		kb_exp.first = now;
 	if (i + 1 == kb_exp.n) {
@@ -373,28 +376,32 @@ struct kb_exp_result {
 	u64 rate;		/* callbacks/s, from the first expiry to the last callback */
 	u64 first_us;		/* from the first expiry to the first callback */
 	u64 p50_us, p99_us, max_us;	/* lateness */
+	u64 early;		/* callbacks before their due time */
 };
 
-/* @j0 is jiffies at @t0 ns, or a little before. */
-static void kb_arm_one(enum kb_kind kind, struct kb_etimer *e,
-		       struct htw_wheel *w, unsigned long j0, u64 t0)
+/*
+ * Jiffy @j0 began at or before @t0 ns, up to a tick before: a timer_list
+ * timer due at @due is armed a jiffy later than the ticks from @t0 say, so
+ * that it is never early.
+ */
+static int kb_arm_one(enum kb_kind kind, struct kb_etimer *e,
+		      struct htw_wheel *w, unsigned long j0, u64 t0)
 {
 	switch (kind) {
 	case KB_HTW:
 		htw_timer_init(&e->htw, w, kb_exp_htw_fn);
-		htw_add(&e->htw, e->due, 0, HTW_MODE_ABS);
-		break;
+		return htw_add(&e->htw, e->due, 0, HTW_MODE_ABS);
 	case KB_TL:
 		timer_setup(&e->tl, kb_exp_tl_fn, 0);
-		mod_timer(&e->tl, j0 + DIV_ROUND_UP_ULL(e->due - t0, TICK_NSEC));
-		break;
+		mod_timer(&e->tl, j0 + 1 + DIV_ROUND_UP_ULL(e->due - t0, TICK_NSEC));
+		return 0;
 	case KB_HR:
 		hrtimer_setup(&e->hr, kb_exp_hr_fn, CLOCK_MONOTONIC,
 			      HRTIMER_MODE_ABS_SOFT);
 		hrtimer_start(&e->hr, ns_to_ktime(e->due), HRTIMER_MODE_ABS_SOFT);
-		break;
+		return 0;
 	default:
-		break;
+		return -EINVAL;
 	}
 }
 
@@ -423,19 +430,22 @@ static int kb_expiry(enum kb_kind kind, struct kb_etimer *e, unsigned int n,
 			return PTR_ERR(w);
 	}
 	atomic_set(&kb_exp.fired, 0);
+	atomic_set(&kb_exp.early, 0);
 	kb_exp.n = n;
 	reinit_completion(&kb_exp.done);
 	/* Ahead by what arming takes, at 2 us a timer (under emulation). */
 	j0 = jiffies;
 	t0 = ktime_get_ns();
 	start = t0 + 200 * NSEC_PER_MSEC + 2ULL * NSEC_PER_USEC * n;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !ret; i++) {
 		e[i].due = start + div_u64((u64)i * spread, n);
-		kb_arm_one(kind, &e[i], w, j0, t0);
+		ret = kb_arm_one(kind, &e[i], w, j0, t0);
 		if (!(i % 4096))
 			cond_resched();
 	}
-	if (!wait_for_completion_timeout(&kb_exp.done, 60 * HZ))
+	/* Those armed, on an error. */
+	n = i;
+	if (!ret && !wait_for_completion_timeout(&kb_exp.done, 60 * HZ))
 		ret = -ETIMEDOUT;
 	for (i = 0; i < n; i++) {
 		kb_cancel_one(kind, &e[i]);
@@ -448,7 +458,9 @@ static int kb_expiry(enum kb_kind kind, struct kb_etimer *e, unsigned int n,
 		return ret;
 	res->rate = div64_u64((u64)n * NSEC_PER_SEC,
 			      max(kb_exp.last - start, 1ULL));
-	res->first_us = (kb_exp.first - start) / NSEC_PER_USEC;
+	res->first_us = kb_exp.first > start ?
+			(kb_exp.first - start) / NSEC_PER_USEC : 0;
+	res->early = atomic_read(&kb_exp.early);
 	sort(kb_exp.late, n, sizeof(*kb_exp.late), kb_cmp, NULL);
 	res->p50_us = kb_exp.late[n / 2] / NSEC_PER_USEC;
 	res->p99_us = kb_exp.late[div_u64((u64)n * 99, 100)] / NSEC_PER_USEC;
@@ -465,11 +477,12 @@ static void kb_expiries(const char *what, unsigned int n, u64 spread)
 	static const char * const anchors[KB_KINDS] = {
 		[KB_TL] = "timer_list", [KB_HR] = "hrtimer",
 	};
-	static u64 fig[5][KB_KINDS][MAX_ROUNDS];
+	static u64 fig[6][KB_KINDS][MAX_ROUNDS];
 	struct kb_exp_result res;
 	struct kb_etimer *e;
 	unsigned int r, k, f;
 	char name[64];
+	int ret;
 
 	e = vzalloc(array_size(n, sizeof(*e)));
 	kb_exp.late = vmalloc(array_size(n, sizeof(*kb_exp.late)));
@@ -478,29 +491,37 @@ static void kb_expiries(const char *what, unsigned int n, u64 spread)
 		goto out;
 	for (r = 0; r < rounds; r++) {
 		for (k = 0; k < KB_KINDS; k++) {
-			if (kb_expiry(k, e, n, spread, &res))
+			ret = kb_expiry(k, e, n, spread, &res);
+			if (ret) {
+				pr_warn("htw_kbench: %s of %s failed: %d\n",
+					what, k ? anchors[k] : "htw", ret);
 				goto out;
+			}
 			fig[0][k][r] = res.rate;
 			fig[1][k][r] = res.first_us;
 			fig[2][k][r] = res.p50_us;
 			fig[3][k][r] = res.p99_us;
 			fig[4][k][r] = res.max_us;
+			fig[5][k][r] = res.early;
 		}
 	}
 	for (k = KB_TL; k < KB_KINDS; k++) {
-		static const char * const figs[5] = {
+		static const char * const figs[6] = {
 			"callbacks_per_s", "first_callback_late",
-			"late_p50", "late_p99", "late_max",
+			"late_p50", "late_p99", "late_max", "early_callbacks",
+		};
+		static const char * const units[6] = {
+			"callbacks/s", "us", "us", "us", "us", "callbacks",
 		};
 
-		for (f = 0; f < 5; f++) {
+		for (f = 0; f < 6; f++) {
 			/* A burst's rate is its last callback's lateness. */
 			if (!spread && f == 0)
 				continue;
 			snprintf(name, sizeof(name), "%s_%s_vs_%s", what, figs[f],
 				 anchors[k]);
 			kb_report(name, kb_median(fig[f][KB_HTW], rounds),
-				  kb_median(fig[f][k], rounds), f ? "us" : "callbacks/s");
+				  kb_median(fig[f][k], rounds), units[f]);
 		}
 	}
 out:

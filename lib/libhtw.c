@@ -5,6 +5,7 @@
  * Each call is one system call, or one per HTW_BATCH_MAX operations for
  * htw_oplist_submit(); nothing is cached between calls.
  */
+#define _GNU_SOURCE		/* O_CLOEXEC, clock_gettime() under -std=c99 */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
