@@ -54,7 +54,7 @@ MODULE_PARM_DESC(wheel_size, "Buckets per level, a power of two from 2 to 64 (de
 
 static unsigned int expire_budget;
 module_param(expire_budget, uint, 0444);
-MODULE_PARM_DESC(expire_budget, "Most callbacks per expiry run (default 0: the core's default)");
+MODULE_PARM_DESC(expire_budget, "Most callbacks per batch of an expiry run (default 0: the core's default)");
 
 static unsigned int max_timers = 1U << 20;
 module_param(max_timers, uint, 0444);

@@ -112,7 +112,9 @@
  * @min_period_ns: shortest period a periodic timer may have
  * @max_timers: most timers one context may hold
  * @batch_max: most operations in one HTW_IOC_BATCH (%HTW_BATCH_MAX)
- * @expire_budget: most callbacks one expiry run of a wheel makes
+ * @expire_budget: most callbacks one batch of an expiry run of a wheel
+ *	makes (a run makes batches for at most 250 us, then leaves the rest to
+ *	a new run)
  * @event_size: size of the records read() returns, sizeof(struct htw_event)
  * @nr_timers: timers this context holds: armed, or expired one-shot timers
  *	whose event has not been read yet
