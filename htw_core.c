@@ -14,7 +14,7 @@
  * the first tick boundary at or after E: a timer is never early, and the
  * boundary is less than one tick after E.  That rounding is the whole
  * precision promise of htw_core.h; everything below only has to run each
- * timer once the wheel's clock has reached its @when.
+ * timer once the wheel's clock has reached its when.
  *
  * Level k has N = wheel_size buckets of N^k ticks each, so its span, N^(k+1)
  * ticks, is the tick of level k+1.  N is a power of two, N = 1 << shift, so
@@ -103,7 +103,7 @@
  * -------
  * wheel->lock (a spinlock taken with interrupts disabled, so that timers
  * can be armed from any context) protects the buckets, the maps, the due
- * list, clk, and each timer's @entry, @expires, @period, @when and @slot.
+ * list, clk, and each timer's @entry, @expires, @period and @slot.
  * A timer's place is only ever changed under that lock, so a cancel sees
  * the timer either in a bucket, on the due list, or idle, never in between:
  * a cascade moves the timer under the same lock the cancel takes.
@@ -187,6 +187,7 @@ struct htw_wheel {
 	unsigned int move_budget;	/* timers moved per expiry run */
 	unsigned int flags;		/* HTW_WHEEL_* */
 	clockid_t clockid;
+	void *data;			/* the owner's (htw_wheel_params) */
 	u8 level_of[BITS_PER_LONG_LONG + 1];	/* fls64(when - clk) -> level */
 #ifdef CONFIG_LOCKDEP
 	struct lockdep_map lockdep_map;	/* "a callback of this wheel runs" */
@@ -436,8 +437,13 @@ static bool __htw_reserved(const struct htw_wheel *wheel, u64 when)
 	       htw_slot_level(wheel, slot) < wheel->nr_reserved;
 }
 
-/* Put @timer where its @when belongs; its place must be empty. */
-static void __htw_enqueue(struct htw_wheel *wheel, struct htw_timer *timer)
+/*
+ * Put @timer where @when, its expiry's tick, belongs; its place must be
+ * empty.  The tick is not kept in the timer, to keep timers small: a move
+ * down finds it again, at the cost of a multiplication.
+ */
+static void __htw_enqueue(struct htw_wheel *wheel, struct htw_timer *timer,
+			  u64 when)
 	__must_hold(&wheel->lock)
 {
 	unsigned int level;
@@ -446,7 +452,7 @@ static void __htw_enqueue(struct htw_wheel *wheel, struct htw_timer *timer)
 
 	lockdep_assert_held(&wheel->lock);
 
-	slot = __htw_slot(wheel, timer->when, &start);
+	slot = __htw_slot(wheel, when, &start);
 	WRITE_ONCE(timer->slot, slot);
 	if (slot == HTW_SLOT_DUE) {
 		list_add_tail(&timer->entry, &wheel->due);
@@ -556,7 +562,8 @@ static bool __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags,
 				return false;
 			timer = list_first_entry(bucket, struct htw_timer, entry);
 			__htw_unlink(wheel, timer);
-			__htw_enqueue(wheel, timer);
+			__htw_enqueue(wheel, timer,
+				      htw_ns_to_when(wheel, timer->expires));
 			if (level) {
 				wheel->cascaded++;
 				trace_htw_timer_cascade(wheel, timer, timer->expires,
@@ -715,8 +722,7 @@ static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
 		return -ENOMEM;
 	timer->expires = expires;
 	timer->period = period;
-	timer->when = when;
-	__htw_enqueue(wheel, timer);
+	__htw_enqueue(wheel, timer, when);
 	wheel->nr_pending++;
 	trace_htw_timer_arm(wheel, timer, expires, period, now,
 			    htw_trace_level(wheel, timer->slot));
@@ -771,10 +777,7 @@ static bool __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *time
 	/* (n - 1) * P <= clk_ns - E: neither can overflow. */
 	*expired = timer->expires + (n - 1) * timer->period;
 	*count = n;
-	if (check_add_overflow(*expired, timer->period, &timer->expires))
-		return false;
-	timer->when = htw_ns_to_when(wheel, timer->expires);
-	return true;
+	return !check_add_overflow(*expired, timer->period, &timer->expires);
 }
 
 /*
@@ -792,19 +795,21 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 
 	wheel->running_task = current;
 	while (done < wheel->budget && !list_empty(&wheel->due)) {
-		u64 expired = 0, count = 1, late;
+		u64 expired = 0, count = 1, late, when;
 		struct htw_timer *timer;
 		htw_func_t func;
 
 		timer = list_first_entry(&wheel->due, struct htw_timer, entry);
+		when = htw_ns_to_when(wheel, timer->expires);
 		late = max(wheel->clk, wheel->present);
-		late = late > timer->when ? late - timer->when : 0;
+		late = late > when ? late - when : 0;
 		wheel->late[min_t(unsigned int, fls64(late),
 				  HTW_LATE_BUCKETS - 1)]++;
 		__htw_unlink(wheel, timer);
 		if (timer->period &&
 		    __htw_forward_period(wheel, timer, &expired, &count)) {
-			__htw_enqueue(wheel, timer);
+			__htw_enqueue(wheel, timer,
+				      htw_ns_to_when(wheel, timer->expires));
 		} else {
 			if (!timer->period)
 				expired = timer->expires;
@@ -961,6 +966,7 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 			       &wheel->move_budget))
 		wheel->move_budget = UINT_MAX;
 	wheel->clockid = params->clockid;
+	wheel->data = params->data;
 	for (f = 1; f < ARRAY_SIZE(wheel->level_of); f++)
 		wheel->level_of[f] = min(DIV_ROUND_UP(f, shift), nr_levels) - 1;
 
@@ -1313,12 +1319,27 @@ void htw_timer_init(struct htw_timer *timer, struct htw_wheel *wheel,
 	INIT_LIST_HEAD(&timer->entry);
 	timer->expires = 0;
 	timer->period = 0;
-	timer->when = 0;
 	timer->func = func;
 	timer->wheel = wheel;
 	timer->slot = HTW_SLOT_IDLE;
 }
 EXPORT_SYMBOL_GPL(htw_timer_init);
+
+/**
+ * htw_timer_wheel_data() - the @data its owner gave the wheel of a timer
+ * @timer: the timer
+ *
+ * So that a callback finds its owner's state from the wheel, not from a
+ * pointer kept in each of many timers.
+ *
+ * Context: Any context.
+ * Return: &htw_wheel_params.data of @timer's wheel.
+ */
+void *htw_timer_wheel_data(const struct htw_timer *timer)
+{
+	return timer->wheel->data;
+}
+EXPORT_SYMBOL_GPL(htw_timer_wheel_data);
 
 /**
  * htw_add() - arm an idle timer
@@ -1416,7 +1437,6 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 		if (__htw_slot(wheel, when, &start) == timer->slot) {
 			timer->expires = expires;
 			timer->period = period;
-			timer->when = when;
 			/* No clock read on this path unless it is traced. */
 			if (trace_htw_timer_arm_enabled())
 				trace_htw_timer_arm(wheel, timer, expires, period,

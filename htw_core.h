@@ -65,7 +65,6 @@ struct htw_timer {
 	struct list_head entry;
 	u64 expires;
 	u64 period;
-	u64 when;
 	htw_func_t func;
 	struct htw_wheel *wheel;
 	u32 slot;
@@ -137,6 +136,8 @@ enum htw_mode {
  * @clockid: %CLOCK_MONOTONIC or %CLOCK_BOOTTIME
  * @flags: %HTW_WHEEL_MANUAL, %HTW_WHEEL_LAZY_LEVELS, %HTW_WHEEL_ACCOUNT
  * @start_ns: a manual wheel's initial time; must be 0 otherwise
+ * @data: the owner's, for its callbacks (htw_timer_wheel_data()); the
+ *	wheel never touches it
  */
 struct htw_wheel_params {
 	u64 tick_ns;
@@ -145,6 +146,7 @@ struct htw_wheel_params {
 	clockid_t clockid;
 	u32 flags;
 	u64 start_ns;
+	void *data;
 };
 
 /* Lateness histogram buckets: 0 ticks late, 1, 2-3, 4-7, ..., 2^14 and up. */
@@ -194,6 +196,7 @@ extern const struct seq_operations htw_wheels_sops;
 
 void htw_timer_init(struct htw_timer *timer, struct htw_wheel *wheel,
 		    htw_func_t func);
+void *htw_timer_wheel_data(const struct htw_timer *timer);
 int htw_add(struct htw_timer *timer, u64 expires, u64 period,
 	    enum htw_mode mode);
 int htw_mod(struct htw_timer *timer, u64 expires, u64 period,

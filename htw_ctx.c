@@ -169,8 +169,8 @@
 
 /**
  * struct htw_utimer - a timer of user space
- * @timer: the timer on its wheel, always one-shot
- * @ctx: the context it belongs to
+ * @timer: the timer on its wheel, always one-shot; the context it belongs
+ *	to is its wheel's data (htw_timer_wheel_data()), not a field here
  * @user_data: the value its events carry
  * @period: 0, or the ns between its expiries
  * @event: in &htw_ctx.events while an event is queued, else empty
@@ -190,7 +190,6 @@
  */
 struct htw_utimer {
 	struct htw_timer timer;
-	struct htw_ctx *ctx;
 	u64 user_data;
 	u64 period;
 	struct list_head event;
@@ -462,6 +461,8 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 
 	if (ctx->wheel[clock])
 		return ctx->wheel[clock];
+	/* The callbacks find the context from the wheel. */
+	wp.data = ctx;
 	/* Wall-clock timers are placed on CLOCK_MONOTONIC: see above. */
 	wp.clockid = clock == HTW_CTX_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
 	/* Moving wall-clock timers must never need memory: all levels now. */
@@ -538,7 +539,7 @@ static int htw_ctx_prepare(struct htw_ctx *ctx, enum htw_ctx_clock clock,
 static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 {
 	struct htw_utimer *ut = container_of(timer, struct htw_utimer, timer);
-	struct htw_ctx *ctx = ut->ctx;
+	struct htw_ctx *ctx = htw_timer_wheel_data(timer);
 	unsigned long flags;
 	u64 now;
 
@@ -941,7 +942,6 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 	ut = kmem_cache_zalloc(htw_utimer_cache, HTW_CTX_GFP);
 	if (!ut)
 		return -ENOMEM;
-	ut->ctx = ctx;
 	INIT_LIST_HEAD(&ut->event);
 
 	ret = mutex_lock_killable(&ctx->lock);

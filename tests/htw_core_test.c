@@ -1356,6 +1356,20 @@ static void htw_core_budget_keeps_expiry_order(struct kunit *test)
 				    ctx->log[i]->expired, "callback %zu", i);
 }
 
+/* A callback finds its owner's data from the timer's wheel. */
+static void htw_core_timer_finds_its_wheels_data(struct kunit *test)
+{
+	static int owner;
+	struct htw_wheel_params p = {
+		.tick_ns = 1, .wheel_size = 64, .clockid = CLOCK_MONOTONIC,
+		.flags = HTW_WHEEL_MANUAL, .data = &owner,
+	};
+	struct htw_wheel *wheel = htw_test_wheel_params(test, &p);
+	struct htw_test_timer *t = htw_test_timers(test, wheel, 1);
+
+	KUNIT_EXPECT_PTR_EQ(test, htw_timer_wheel_data(&t->timer), &owner);
+}
+
 static unsigned int htw_core_stopped_fires;
 
 static void htw_core_stopped_fn(struct htw_timer *timer, u64 expired, u64 count)
@@ -1400,6 +1414,7 @@ static void htw_core_stopped_wheel_runs_nothing(struct kunit *test)
 
 static struct kunit_case htw_core_test_cases[] = {
 	KUNIT_CASE(htw_core_stopped_wheel_runs_nothing),
+	KUNIT_CASE(htw_core_timer_finds_its_wheels_data),
 	KUNIT_CASE_PARAM(htw_core_create_rejects_invalid_params,
 			 htw_core_invalid_params_gen_params),
 	KUNIT_CASE_PARAM(htw_core_create_accepts_valid_params,
