@@ -183,8 +183,8 @@ struct htw_wheel {
 	u64 origin;			/* clock value of tick 0, ns */
 	unsigned int shift;		/* wheel_size == 1 << shift */
 	unsigned int max_levels;	/* levels the wheel may need */
-	unsigned int budget;		/* callbacks per expiry run */
-	unsigned int move_budget;	/* timers moved per expiry run */
+	unsigned int budget;		/* callbacks per batch of a run */
+	unsigned int move_budget;	/* timers moved per batch of a run */
 	unsigned int flags;		/* HTW_WHEEL_* */
 	clockid_t clockid;
 	void *data;			/* the owner's (htw_wheel_params) */
@@ -1069,10 +1069,10 @@ EXPORT_SYMBOL_GPL(htw_wheel_footprint);
  * expire: their owner may free them without htw_del(), and must then
  * destroy the wheel with htw_wheel_destroy(), which takes a stopped wheel
  * with timers in it.  htw_del() and htw_del_sync() of a timer left in it
- * make it idle without touching the others.  So a wheel of n timers is torn down in O(1) work of
- * the wheel's, where a htw_del_sync() of each takes n round trips of its
- * lock.  A stopped wheel takes no new timer (htw_add() and htw_mod() fail
- * with -ESHUTDOWN).
+ * make it idle without touching the others.  So a wheel of n timers is
+ * torn down in O(1) work of the wheel's, where a htw_del_sync() of each
+ * takes n round trips of its lock.  A stopped wheel takes no new timer
+ * (htw_add() and htw_mod() fail with -ESHUTDOWN).
  *
  * Context: Process context; may sleep.  Not from one of the wheel's
  * callbacks; on a manual wheel, not while htw_advance() runs on it.

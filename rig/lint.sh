@@ -5,8 +5,8 @@
 # rebuilds) against the UML kernel, whose KUnit support compiles the tests
 # too; and libhtw's manual pages (groff -ww: every warning) against its
 # symbol map (a declaration and a page for each symbol).  Zero findings of
-# any or it fails.  With RESULT, the two verdicts
-# are also recorded there for rig/report.py.
+# any or it fails.  With RESULT, the three verdicts are also recorded there
+# for rig/report.py.
 # shellcheck source=rig/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=rig/uml.sh
