@@ -5,8 +5,8 @@
  * The device is the interface; this library only spares a program the
  * ioctl() plumbing.  Its calls map one to one onto the device's (see
  * htw(4) and <linux/htw.h>): the structures are the device's own, so
- * nothing is copied or translated, and a program may mix these calls with
- * its own ioctl()s on the same file.
+ * nothing is translated, and a program may mix these calls with its own
+ * ioctl()s on the same file.
  *
  * Every call returns 0 or a count on success and a negative errno on
  * failure, as liburing's do, so that a caller never reads errno (which a
@@ -31,7 +31,7 @@ extern "C" {
 #define LIBHTW_VERSION_MAJOR	1
 #define LIBHTW_VERSION_MINOR	0
 
-/* Where the device is, unless the caller says otherwise. */
+/* The device htw_open() opens. */
 #define HTW_DEVICE_PATH		"/dev/htw"
 
 /*
