@@ -143,11 +143,13 @@
 
 /*
  * A context's memory is charged to the memory cgroup of the process that
- * arms the timers, and over the cgroup's limit an allocation fails:
- * arming says -ENOMEM, where the OOM killer would otherwise have killed a
- * process (most often the caller) to make room for a timer.
+ * arms the timers, and over the cgroup's limit an allocation fails, after
+ * what reclaim can do: arming says -ENOMEM, where the OOM killer would
+ * otherwise have killed a process (most often the caller) to make room for
+ * a timer.  __GFP_RETRY_MAYFAIL, not __GFP_NORETRY, which also fails under
+ * passing memory pressure outside the cgroup.
  */
-#define HTW_CTX_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY)
+#define HTW_CTX_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL)
 
 /*
  * Flags of struct htw_utimer, stable while the timer is armed: its clock,
@@ -205,7 +207,11 @@ struct htw_utimer {
  * @params: its limits, and what its wheels are made of
  * @lock: see "Locking" above
  * @wheel: its wheel of each clock, or NULL before the clock's first timer;
- *	set once, under @lock
+ *	set once, under @lock, with smp_store_release().  Read without it by
+ *	htw_ctx_now() (smp_load_acquire()), by the timers' callbacks (a timer
+ *	is armed on a wheel only after the wheel was set, and the wheel's lock
+ *	orders the two) and by htw_ctx_destroy() (nothing else uses the
+ *	context then)
  * @timers: slot -> struct htw_utimer; changed under @lock
  * @slot_bits: bits of an id that are its slot; the bits above count arms
  * @generation: the arms so far, for the next id; under @lock
@@ -1179,7 +1185,7 @@ static bool htw_ctx_copy_event(const struct htw_ctx *ctx,
 static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 {
 	struct htw_utimer *ut;
-	struct htw_event ev;
+	struct htw_event ev, popped;
 	u64 next, when;
 	ssize_t done = 0;
 	bool rearm;
@@ -1212,14 +1218,20 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 			ev.flags |= HTW_EVENT_LAST | HTW_EVENT_CANCELED;
 		}
 		rearm = !(ev.flags & HTW_EVENT_LAST);
+		/*
+		 * An event given back is given back as it was popped: counted
+		 * forward, its expiry would no longer match the place of a
+		 * wall-clock timer, which would then look moved by a set.
+		 */
+		popped = ev;
 		if (rearm && htw_utimer_forward(ctx, ut, &ev, &next, &when)) {
 			/* Out of memory: it waits, the events behind it do not. */
-			htw_ctx_unpop(ctx, ut, &ev, false);
+			htw_ctx_unpop(ctx, ut, &popped, false);
 			ret = -ENOMEM;
 			continue;
 		}
 		if (!htw_ctx_copy_event(ctx, ut, &ev, to)) {
-			htw_ctx_unpop(ctx, ut, &ev, true);
+			htw_ctx_unpop(ctx, ut, &popped, true);
 			ret = -EFAULT;
 			break;
 		}

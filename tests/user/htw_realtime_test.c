@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 
 #include "kselftest_harness.h"
@@ -109,7 +110,7 @@ TEST_F(rt, fires_when_the_wall_clock_reaches_it)
 TEST_F(rt, wall_clock_set_forward)
 {
 	__u64 now = htw_now(CLOCK_REALTIME), w = now + 10 * NSEC_PER_SEC;
-	struct htw_event ev, got[2];
+	struct htw_event ev, got[2] = {};
 	long plain, cancel, mono;
 	int tfd, i;
 	__u64 v;
@@ -212,9 +213,40 @@ TEST_F(rt, periodic_follows_the_wall_clock_forward)
 	m = htw_now(CLOCK_MONOTONIC);
 	ASSERT_TRUE(next_event(self->fd, &ev, 10000));
 	EXPECT_GT(m + period / 2, htw_now(CLOCK_MONOTONIC));
+	/* Expiry k after w counts all k of them: the first was read alone. */
 	EXPECT_EQ(0, (ev.expires - w) % period);
+	EXPECT_EQ((ev.expires - w) / period, ev.count);
 	EXPECT_LE(4, ev.count);
 	EXPECT_LE(ev.expires, htw_now(CLOCK_REALTIME));
+}
+
+/*
+ * A read that faults gives a periodic cancel-on-set timer's event back as
+ * it was: the next read counts its expiries, and no set of the clock is
+ * seen where there was none.
+ */
+TEST_F(rt, faulting_read_does_not_cancel_on_set)
+{
+	__u64 period = 50 * MS, w = htw_now(CLOCK_REALTIME) + period;
+	struct htw_event ev;
+	void *gone;
+
+	ASSERT_LT(0, htw_arm_id(self->fd, RT | HTW_TIMER_CANCEL_ON_SET, w,
+				period, 3));
+	/* An unmapped page: UML's kernel would write a read-only one. */
+	gone = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	ASSERT_EQ(0, munmap(gone, getpagesize()));
+	/* Its event waits, and more expiries pass meanwhile. */
+	usleep(5 * period / 1000);
+	ASSERT_EQ(-1, read(self->fd, gone, sizeof(ev)));
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(1, htw_read_events(self->fd, &ev, 1));
+	EXPECT_EQ(HTW_EVENT_REALTIME, ev.flags);
+	EXPECT_EQ(3, ev.user_data);
+	EXPECT_EQ((ev.expires - w) / period + 1, ev.count);
+	EXPECT_LE(2, ev.count);
 }
 
 int main(int argc, char **argv)
