@@ -211,8 +211,7 @@ struct htw_wheel {
 	struct task_struct *running_task;	/* context that runs it */
 	bool expiring;			/* an expiry run is in progress */
 	bool draining;			/* a run left a bucket half emptied */
-	bool dead;			/* no expiry run may start any more */
-	bool stopped;			/* by htw_wheel_stop(): timers abandoned */
+	bool stopped;			/* htw_wheel_stop(): no run, no new timer */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
 	u64 runs, fired, cascaded, budget_stops;	/* statistics */
 	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
@@ -301,12 +300,13 @@ static inline void htw_lockdep_wait(struct htw_wheel *wheel) {}
 
 /*
  * GFP flags for the wheel's own memory.  An accounted wheel is memory user
- * space asked for: over its cgroup's limit it fails (__GFP_NORETRY) rather
- * than have the OOM killer make room.
+ * space asked for: over its cgroup's limit it fails (__GFP_RETRY_MAYFAIL:
+ * reclaim as hard as may help, then fail) rather than have the OOM killer
+ * make room.
  */
 static inline gfp_t htw_gfp(unsigned int flags)
 {
-	return flags & HTW_WHEEL_ACCOUNT ? GFP_KERNEL_ACCOUNT | __GFP_NORETRY :
+	return flags & HTW_WHEEL_ACCOUNT ? GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL :
 					   GFP_KERNEL;
 }
 
@@ -374,7 +374,8 @@ static u64 htw_clock_now(const struct htw_wheel *wheel)
  * The clock as of the last timekeeping update: never ahead of the present,
  * and no clocksource read.  Enough to bring clk forward before an arm of an
  * absolute expiry (clk must only never pass the present); a relative
- * expiry, or a trace, needs the present itself.
+ * expiry needs the present itself.  The arm's trace reports the time the
+ * arm used, so that tracing changes nothing.
  */
 static u64 htw_clock_coarse(const struct htw_wheel *wheel)
 {
@@ -661,7 +662,7 @@ static void __htw_program(struct htw_wheel *wheel, u64 t)
 
 	lockdep_assert_held(&wheel->lock);
 
-	if (htw_manual(wheel) || wheel->dead || t == wheel->armed)
+	if (htw_manual(wheel) || wheel->stopped || t == wheel->armed)
 		return;
 	if (t == HTW_NEVER) {
 		if (hrtimer_try_to_cancel(&wheel->hrtimer) >= 0)
@@ -708,7 +709,7 @@ static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
 
 	if (htw_manual(wheel))
 		now = wheel->now;
-	else if (mode == HTW_MODE_REL || trace_htw_timer_arm_enabled())
+	else if (mode == HTW_MODE_REL)
 		now = htw_clock_now(wheel);
 	else
 		now = htw_clock_coarse(wheel);
@@ -720,7 +721,8 @@ static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
 	when = htw_ns_to_when(wheel, expires);
 	if (!__htw_reserved(wheel, when))
 		return -ENOMEM;
-	timer->expires = expires;
+	/* htw_expires() reads it without the lock. */
+	WRITE_ONCE(timer->expires, expires);
 	timer->period = period;
 	__htw_enqueue(wheel, timer, when);
 	wheel->nr_pending++;
@@ -769,7 +771,7 @@ static bool __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *time
 	__must_hold(&wheel->lock)
 {
 	u64 clk_ns = htw_tick_to_ns(wheel, max(wheel->clk, wheel->present));
-	u64 n = 1;
+	u64 n = 1, next;
 
 	if (timer->expires < clk_ns && clk_ns - timer->expires >= timer->period)
 		n = div64_u64(clk_ns - timer->expires, timer->period) + 1;
@@ -777,7 +779,10 @@ static bool __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *time
 	/* (n - 1) * P <= clk_ns - E: neither can overflow. */
 	*expired = timer->expires + (n - 1) * timer->period;
 	*count = n;
-	return !check_add_overflow(*expired, timer->period, &timer->expires);
+	if (check_add_overflow(*expired, timer->period, &next))
+		return false;
+	WRITE_ONCE(timer->expires, next);
+	return true;
 }
 
 /*
@@ -847,10 +852,10 @@ static void __htw_run_done(struct htw_wheel *wheel, unsigned int moved,
 			   unsigned int ran)
 	__must_hold(&wheel->lock)
 {
-	bool stopped = wheel->draining || !list_empty(&wheel->due);
+	bool left = wheel->draining || !list_empty(&wheel->due);
 
-	wheel->budget_stops += stopped;
-	trace_htw_run(wheel, wheel->clk, moved, ran, stopped);
+	wheel->budget_stops += left;
+	trace_htw_run(wheel, wheel->clk, moved, ran, left);
 }
 
 static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
@@ -871,7 +876,8 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 	for (;;) {
 		__htw_advance(wheel, htw_ns_to_tick(wheel, now), &flags, &moved);
 		ran += __htw_run_due(wheel, &flags);
-		if ((!wheel->draining && list_empty(&wheel->due)) || wheel->dead)
+		if ((!wheel->draining && list_empty(&wheel->due)) ||
+		    wheel->stopped)
 			break;
 		now = htw_clock_now(wheel);
 		if (now - start >= HTW_RUN_NS)
@@ -1082,7 +1088,6 @@ void htw_wheel_stop(struct htw_wheel *wheel)
 	unsigned long flags;
 
 	spin_lock_irqsave(&wheel->lock, flags);
-	wheel->dead = true;
 	wheel->stopped = true;
 	spin_unlock_irqrestore(&wheel->lock, flags);
 
@@ -1108,24 +1113,25 @@ EXPORT_SYMBOL_GPL(htw_wheel_stop);
 void htw_wheel_destroy(struct htw_wheel *wheel)
 {
 	unsigned long flags;
+	bool abandoned;
 	u64 pending;
 
 	if (!wheel)
 		return;
 
+	/* Timers left in a wheel its owner stopped are no bug. */
 	spin_lock_irqsave(&wheel->lock, flags);
-	wheel->dead = true;
+	abandoned = wheel->stopped;
 	spin_unlock_irqrestore(&wheel->lock, flags);
 
 	/* A run in progress may still re-arm a periodic timer: wait for it. */
-	if (!htw_manual(wheel))
-		hrtimer_cancel(&wheel->hrtimer);
+	htw_wheel_stop(wheel);
 
 	spin_lock_irqsave(&wheel->lock, flags);
 	pending = wheel->nr_pending;
 	spin_unlock_irqrestore(&wheel->lock, flags);
 
-	if (WARN(pending && !wheel->stopped,
+	if (WARN(pending && !abandoned,
 		 "htw: wheel destroyed with %llu timers armed; leaking it\n",
 		 pending))
 		return;
@@ -1435,7 +1441,7 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 	ret = timer->slot != HTW_SLOT_IDLE;
 	if (ret && timer->slot != HTW_SLOT_DUE) {
 		if (__htw_slot(wheel, when, &start) == timer->slot) {
-			timer->expires = expires;
+			WRITE_ONCE(timer->expires, expires);
 			timer->period = period;
 			/* No clock read on this path unless it is traced. */
 			if (trace_htw_timer_arm_enabled())

@@ -59,7 +59,9 @@ typedef void (*htw_func_t)(struct htw_timer *timer, u64 expired, u64 count);
  * struct htw_timer - one timer, embedded in its user's structure
  *
  * All fields are private to htw_core.c; use the functions below.  The
- * fields that change are protected by the lock of @wheel.
+ * fields that change are protected by the lock of @wheel; @expires and
+ * @slot are also read without it (htw_expires(), htw_pending()), so they
+ * are written with WRITE_ONCE().
  */
 struct htw_timer {
 	struct list_head entry;

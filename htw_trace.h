@@ -5,7 +5,7 @@
  * What timer_list's events (include/trace/events/timer.h) say of a timer,
  * for a wheel's timers: armed, cancelled, moved down a level, and the
  * entry and exit of its callback; and, of each expiry run, how many timers
- * it moved, how many callbacks it ran, and whether its budget stopped it.
+ * it moved, how many callbacks it ran, and whether it left work behind.
  * Timers and wheels are named by their address, hashed as %p prints it.
  * Times are ns on the wheel's clock.
  *
@@ -29,7 +29,8 @@
  * @timer: the timer
  * @expires: its expiry
  * @period: its period, 0 for a one-shot timer
- * @now: the wheel's time when it was armed
+ * @now: the wheel's time the arm used (for an absolute expiry, the coarse
+ *	clock's: it is as late as the last timekeeping update)
  * @level: the level it went to, or -1 if it was due at once
  */
 TRACE_EVENT(htw_timer_arm,
@@ -150,25 +151,25 @@ TRACE_EVENT(htw_timer_expire_exit,
  * @clk: the tick it reached
  * @moved: timers it moved out of expired buckets
  * @ran: callbacks it ran
- * @stopped: its budget stopped it with work left for the next run
+ * @left: it ended with work left for the next run (its time was spent)
  */
 TRACE_EVENT(htw_run,
 	    TP_PROTO(const void *wheel, u64 clk, unsigned int moved,
-		     unsigned int ran, bool stopped),
-	    TP_ARGS(wheel, clk, moved, ran, stopped),
+		     unsigned int ran, bool left),
+	    TP_ARGS(wheel, clk, moved, ran, left),
 	    TP_STRUCT__entry(__field(const void *, wheel)
 			     __field(u64, clk)
 			     __field(unsigned int, moved)
 			     __field(unsigned int, ran)
-			     __field(bool, stopped)),
+			     __field(bool, left)),
 	    TP_fast_assign(__entry->wheel = wheel;
 			   __entry->clk = clk;
 			   __entry->moved = moved;
 			   __entry->ran = ran;
-			   __entry->stopped = stopped;),
+			   __entry->left = left;),
 	    TP_printk("wheel=%p clk=%llu moved=%u ran=%u%s",
 		      __entry->wheel, __entry->clk, __entry->moved, __entry->ran,
-		      __entry->stopped ? " stopped by its budget" : "")
+		      __entry->left ? " work left" : "")
 );
 
 #endif /* _HTW_TRACE_H */
