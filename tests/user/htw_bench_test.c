@@ -29,7 +29,8 @@ TEST(bench_smoke_run_reports_every_measure)
 		TH_LOG("%s", line);
 		for (i = 0; i < ARRAY_SIZE(measures); i++)
 			if (!strncmp(line, "bench user ", 11) &&
-			    !strncmp(line + 11, measures[i], strlen(measures[i])))
+			    !strncmp(line + 11, measures[i], strlen(measures[i])) &&
+			    line[11 + strlen(measures[i])] == ' ')
 				seen[i] = 1;
 	}
 	ASSERT_EQ(0, pclose(p));

@@ -153,8 +153,8 @@ TEST_F_TIMEOUT(fault, open, 300)
 		if (fd < 0) {
 			ASSERT_TRUE(hit);
 			/* The path's copy from user memory may be what failed. */
-			ASSERT_TRUE(errno == ENOMEM || errno == EFAULT)
-				TH_LOG("n=%d: %s", n, strerror(errno));
+			ASSERT_TRUE(fd == -ENOMEM || fd == -EFAULT)
+				TH_LOG("n=%d: %s", n, strerror(-fd));
 			continue;
 		}
 		ASSERT_TRUE(file_works(fd)) TH_LOG("n=%d", n);
