@@ -62,6 +62,12 @@ typedef void (*htw_func_t)(struct htw_timer *timer, u64 expired, u64 count);
  * fields that change are protected by the lock of @wheel; @expires and
  * @slot are also read without it (htw_expires(), htw_pending()), so they
  * are written with WRITE_ONCE().
+ *
+ * The link (@entry) belongs to the wheel only while the timer is armed.
+ * While it is idle, the wheel neither reads nor writes it, and lends it to
+ * the timer's owner (htw_timer_link()), which may keep the timer on a list
+ * of its own with it: /dev/htw queues its expired timers as events so, and
+ * saves a link in each of millions of timers.
  */
 struct htw_timer {
 	struct list_head entry;
@@ -207,5 +213,36 @@ bool htw_del(struct htw_timer *timer);
 int htw_del_sync(struct htw_timer *timer);
 bool htw_pending(const struct htw_timer *timer);
 u64 htw_expires(const struct htw_timer *timer);
+
+/**
+ * htw_timer_link() - the link of an idle timer, lent to its owner
+ * @timer: the timer: idle, and not on a stopped wheel
+ *
+ * From the moment a timer is idle (its one-shot callback is called, or
+ * htw_del() or htw_del_sync() disarmed it) until it is armed again, its
+ * owner may put its link on a list of its own; it must take it off before
+ * it arms the timer again, or passes it to htw_timer_init().  A timer that
+ * a stopped wheel abandoned, or that htw_del() made idle on one, may still
+ * be linked where the wheel had it: its link is not lent.
+ *
+ * Context: Any context; serialised by the owner against arming the timer.
+ * Return: the link, for list_add() and the like.
+ */
+static inline struct list_head *htw_timer_link(struct htw_timer *timer)
+{
+	return &timer->entry;
+}
+
+/**
+ * htw_timer_from_link() - the timer whose link htw_timer_link() lent
+ * @link: the link, as found on the owner's list
+ *
+ * Context: Any context.
+ * Return: the timer.
+ */
+static inline struct htw_timer *htw_timer_from_link(struct list_head *link)
+{
+	return container_of(link, struct htw_timer, entry);
+}
 
 #endif /* _HTW_CORE_H */

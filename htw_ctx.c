@@ -6,7 +6,11 @@
  * of the file's own wheels, the timer's id in the context's xarray, and the
  * record of its pending event.  The record lives in the timer, so a timer
  * has at most one event queued whatever its period, and the memory of a
- * context is bounded by the number of its timers.
+ * context is bounded by the number of its timers.  A timer is queued as an
+ * event only while it is off its wheel (it has expired, and a periodic one
+ * is parked, see below), so the event queue links timers with the link
+ * the wheel lends to idle timers (htw_timer_link()) and costs a timer no
+ * link of its own; which makes a user timer 96 bytes.
  *
  * A wheel per file
  * ----------------
@@ -172,19 +176,23 @@
 /**
  * struct htw_utimer - a timer of user space
  * @timer: the timer on its wheel, always one-shot; the context it belongs
- *	to is its wheel's data (htw_timer_wheel_data()), not a field here
+ *	to is its wheel's data (htw_timer_wheel_data()), not a field here.
+ *	While an event is queued, its link is in &htw_ctx.events
  * @user_data: the value its events carry
  * @period: 0, or the ns between its expiries
- * @event: in &htw_ctx.events while an event is queued, else empty
- * @count: expiries the queued event accounts for
- * @expires: the latest of them; for a wall-clock timer, also its expiry on
- *	the wall clock while it is armed
+ * @expires: the expiry the queued event reports; for a wall-clock timer,
+ *	also its expiry on the wall clock while it is armed
  * @fired: when it was delivered
  * @id: the timer's id in &htw_ctx.timers
  * @flags: %HTW_UT_BOOTTIME, %HTW_UT_REALTIME, %HTW_UT_CANCEL_ON_SET,
  *	%HTW_UT_CANCELED
+ * @queued: an event is queued, in &htw_ctx.events
+ * @count: expiries the queued event accounts for: 1, or 0 for the event of
+ *	a cancel by a set of the wall clock.  Never more: the wheel holds the
+ *	timer as a one-shot timer, which expires once, and a periodic timer's
+ *	later expiries are counted by the read that re-arms it
  *
- * @event, @count, @expires and @fired are protected by &htw_ctx.wqh.lock,
+ * @queued, @count, @expires and @fired are protected by &htw_ctx.wqh.lock,
  * but for a wall-clock timer's @expires while it is armed: that changes
  * only under &htw_ctx.lock while the timer is idle and unqueued, and its
  * callback reads it without a lock.  The other fields change only under
@@ -194,12 +202,12 @@ struct htw_utimer {
 	struct htw_timer timer;
 	u64 user_data;
 	u64 period;
-	struct list_head event;
-	u64 count;
 	u64 expires;
 	u64 fired;
 	u32 id;
-	u32 flags;
+	u16 flags;
+	bool queued;
+	u8 count;
 };
 
 /**
@@ -541,6 +549,28 @@ static int htw_ctx_prepare(struct htw_ctx *ctx, enum htw_ctx_clock clock,
 	return htw_wheel_reserve(wheel, *when);
 }
 
+static struct htw_utimer *htw_utimer_of_link(struct list_head *link)
+{
+	return container_of(htw_timer_from_link(link), struct htw_utimer, timer);
+}
+
+/* Queue the event of an idle timer, at the tail of the queue or its head. */
+static void __htw_utimer_queue(struct htw_ctx *ctx, struct htw_utimer *ut,
+			       bool head)
+	__must_hold(&ctx->wqh.lock)
+{
+	struct list_head *link = htw_timer_link(&ut->timer);
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	if (head)
+		list_add(link, &ctx->events);
+	else
+		list_add_tail(link, &ctx->events);
+	ut->queued = true;
+	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
+}
+
 /* The wheel's callback: record the expiry in the timer's event, queue it. */
 static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 {
@@ -564,14 +594,14 @@ static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 	}
 
 	spin_lock_irqsave(&ctx->wqh.lock, flags);
-	ut->count += count;
-	/* A wall-clock timer holds its expiry on the wall clock already. */
-	if (!(ut->flags & HTW_UT_REALTIME))
-		ut->expires = expired;
-	ut->fired = now;
-	if (list_empty(&ut->event)) {
-		list_add_tail(&ut->event, &ctx->events);
-		WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
+	/* Once: the timer is one-shot on its wheel, and idle now. */
+	if (!WARN_ON_ONCE(ut->queued || count != 1)) {
+		ut->count = 1;
+		/* A wall-clock timer holds its expiry on the wall clock already. */
+		if (!(ut->flags & HTW_UT_REALTIME))
+			ut->expires = expired;
+		ut->fired = now;
+		__htw_utimer_queue(ctx, ut, false);
 	}
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
@@ -583,8 +613,9 @@ static void __htw_utimer_unqueue(struct htw_ctx *ctx, struct htw_utimer *ut)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 
-	if (!list_empty(&ut->event)) {
-		list_del_init(&ut->event);
+	if (ut->queued) {
+		list_del(htw_timer_link(&ut->timer));
+		ut->queued = false;
 		WRITE_ONCE(ctx->nr_queued, ctx->nr_queued - 1);
 	}
 	ut->count = 0;
@@ -701,7 +732,7 @@ static bool htw_utimer_queued(struct htw_ctx *ctx, struct htw_utimer *ut)
 	bool queued;
 
 	spin_lock_irq(&ctx->wqh.lock);
-	queued = !list_empty(&ut->event);
+	queued = ut->queued;
 	spin_unlock_irq(&ctx->wqh.lock);
 	return queued;
 }
@@ -719,8 +750,7 @@ static void htw_utimer_cancel_by_set(struct htw_ctx *ctx,
 	spin_lock_irq(&ctx->wqh.lock);
 	ut->count = 0;
 	ut->fired = now;
-	list_add_tail(&ut->event, &ctx->events);
-	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
+	__htw_utimer_queue(ctx, ut, false);
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
@@ -948,7 +978,6 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 	ut = kmem_cache_zalloc(htw_utimer_cache, HTW_CTX_GFP);
 	if (!ut)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&ut->event);
 
 	ret = mutex_lock_killable(&ctx->lock);
 	if (ret)
@@ -1079,7 +1108,8 @@ static struct htw_utimer *htw_ctx_pop(struct htw_ctx *ctx,
 	lockdep_assert_held(&ctx->lock);
 
 	spin_lock_irq(&ctx->wqh.lock);
-	ut = list_first_entry_or_null(&ctx->events, struct htw_utimer, event);
+	ut = list_empty(&ctx->events) ? NULL :
+					htw_utimer_of_link(ctx->events.next);
 	if (ut) {
 		*ev = (struct htw_event) {
 			.id = ut->id,
@@ -1117,11 +1147,7 @@ static void htw_ctx_unpop(struct htw_ctx *ctx, struct htw_utimer *ut,
 	ut->count = ev->count;
 	ut->expires = ev->expires;
 	ut->fired = ev->fired;
-	if (head)
-		list_add(&ut->event, &ctx->events);
-	else
-		list_add_tail(&ut->event, &ctx->events);
-	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
+	__htw_utimer_queue(ctx, ut, head);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 

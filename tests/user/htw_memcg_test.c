@@ -22,7 +22,7 @@
 #define FAR		(1000 * NSEC_PER_SEC)
 
 /* The smallest a timer of /dev/htw can cost: its own record (64-bit). */
-#define TIMER_BYTES	120
+#define TIMER_BYTES	96
 
 /*
  * The number after @key in a flat-keyed file of the cgroup, or the file's
