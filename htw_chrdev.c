@@ -280,8 +280,14 @@ static int htw_ioctl_cancel(struct htw_ctx *ctx, void __user *argp,
 	return htw_ctx_cancel(ctx, cancel.id);
 }
 
-/* Run one operation of a batch; return its result. */
-static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op,
+/*
+ * Operations a batch reads, runs and answers at a time: one copy of them
+ * in, one hold of the context, one allocation of their timers.
+ */
+#define HTW_BATCH_CHUNK		HTW_CTX_BATCH_MAX
+
+/* Run one operation of a batch, its context held; return its result. */
+static int htw_batch_run(struct htw_ctx_batch *cb, struct htw_op *op,
 			 struct htw_op __user *u)
 {
 	struct htw_timer_spec *spec = &op->spec;
@@ -289,56 +295,127 @@ static int htw_batch_run(struct htw_ctx *ctx, struct htw_op *op,
 	switch (op->op) {
 	case HTW_OP_ARM:
 		htw_spec_from_timens(spec);
-		return htw_ctx_arm(ctx, spec, &u->spec.id);
+		return htw_ctx_batch_arm(cb, spec, &u->spec.id);
 	case HTW_OP_MODIFY:
 		htw_spec_from_timens(spec);
-		return htw_ctx_modify(ctx, spec);
+		return htw_ctx_batch_modify(cb, spec);
 	case HTW_OP_CANCEL:
 		if (spec->flags || spec->expires || spec->period ||
 		    spec->user_data)
 			return -EINVAL;
-		return htw_ctx_cancel(ctx, spec->id);
+		return htw_ctx_batch_cancel(cb, spec->id);
 	default:
 		return -EINVAL;
 	}
 }
 
 /*
- * Read, run and answer one operation.  Return 0; -EFAULT if the operation
- * could not be read, or its answer's places written, and did not run; -EINTR
- * if a fatal signal stopped it before it ran; or 1 if it ran but its result
- * could not be written after all (another thread unmapped the memory
- * meanwhile).  An arm whose id cannot be written is not run: htw_ctx_arm()
- * writes the id before it arms the timer.
+ * Read up to @n operations, @usize bytes apart from @uop, into @ops, each
+ * with its result so far: 0, or -EINVAL for unknown bytes that are not
+ * zero.  Return how many could be read: fewer than @n if one faults.
  */
-static int htw_batch_one(struct htw_ctx *ctx, void __user *uop, size_t usize)
+static unsigned int htw_batch_read(struct htw_op *ops, const void __user *uop,
+				   unsigned int n, size_t usize)
 {
-	struct htw_op __user *u = uop;
-	struct htw_op op = {};
+	unsigned int i;
+	size_t left;
+	int ret;
+
+	if (usize == sizeof(*ops)) {
+		left = copy_from_user(ops, uop, n * usize);
+		n -= DIV_ROUND_UP(left, usize);
+		for (i = 0; i < n; i++)
+			ops[i].result = 0;
+		return n;
+	}
+	for (i = 0; i < n; i++, uop += usize) {
+		ret = copy_struct_from_user(&ops[i], sizeof(*ops), uop, usize);
+		if (ret == -EFAULT)
+			break;
+		ops[i].result = ret ? -EINVAL : 0;
+	}
+	return i;
+}
+
+/*
+ * Write -EINPROGRESS into the result of each of @n operations from @uop, so
+ * that none runs before its result is known to be writable.  Return how
+ * many could be written.
+ */
+static unsigned int htw_batch_claim(void __user *uop, unsigned int n,
+				    size_t usize)
+{
+	struct htw_op __user *u;
+	unsigned int i = 0;
+
+	if (user_write_access_begin(uop, n * usize)) {
+		for (; i < n; i++, uop += usize) {
+			u = uop;
+			unsafe_put_user(-EINPROGRESS, &u->result, out);
+		}
+out:
+		user_write_access_end();
+		return i;
+	}
+	/* Some of the range is not user memory: find where it ends. */
+	for (; i < n; i++, uop += usize) {
+		u = uop;
+		if (put_user(-EINPROGRESS, &u->result))
+			break;
+	}
+	return i;
+}
+
+/*
+ * Run the @n operations read into @ops from @uop, in one batch of the
+ * context, each answered as it runs.  Return how many ran; *@stop is set
+ * to why it ran fewer, or why the batch must stop after them.
+ */
+static unsigned int htw_batch_chunk(struct htw_ctx *ctx, struct htw_op *ops,
+				    void __user *uop, unsigned int n,
+				    size_t usize, int *stop)
+{
+	struct htw_ctx_batch cb;
+	struct htw_op __user *u;
+	unsigned int i, nr_arms = 0;
 	int result;
 
-	result = copy_struct_from_user(&op, sizeof(op), uop, usize);
-	if (result == -EFAULT)
-		return -EFAULT;
-	if (put_user(-EINPROGRESS, &u->result))
-		return -EFAULT;
-	if (result)
-		result = -EINVAL;
-	else
-		result = htw_batch_run(ctx, &op, u);
-	/* The id could not be written, or the caller is being killed. */
-	if ((op.op == HTW_OP_ARM && result == -EFAULT) || result == -EINTR)
-		return result;
-
-	return put_user(result, &u->result) ? 1 : 0;
+	for (i = 0; i < n; i++)
+		nr_arms += ops[i].op == HTW_OP_ARM && !ops[i].result;
+	*stop = htw_ctx_batch_begin(ctx, &cb, nr_arms);
+	if (*stop)
+		return 0;
+	for (i = 0; i < n; i++, uop += usize) {
+		u = uop;
+		if (fatal_signal_pending(current)) {
+			*stop = -EINTR;
+			break;
+		}
+		result = ops[i].result ?: htw_batch_run(&cb, &ops[i], u);
+		/* Its id could not be written: it did not run. */
+		if (ops[i].op == HTW_OP_ARM && result == -EFAULT) {
+			*stop = -EFAULT;
+			break;
+		}
+		/* It ran, but the memory went meanwhile. */
+		if (put_user(result, &u->result)) {
+			*stop = -EFAULT;
+			i++;
+			break;
+		}
+	}
+	htw_ctx_batch_end(&cb);
+	return i;
 }
 
 static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
 			    size_t usize)
 {
+	struct htw_op ops[HTW_BATCH_CHUNK];
 	struct htw_batch batch;
 	void __user *uop;
-	u32 i;
+	unsigned int n, ran;
+	u32 done = 0;
 	int ret;
 
 	ret = htw_copy_in(&batch, sizeof(batch), argp, usize,
@@ -351,19 +428,22 @@ static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
 		return -E2BIG;
 	if (batch.op_size < HTW_OP_SIZE_VER0 || batch.op_size > PAGE_SIZE)
 		return -EINVAL;
-
 	uop = u64_to_user_ptr(batch.ops);
-	for (i = 0; i < batch.count; i++, uop += batch.op_size) {
-		if (fatal_signal_pending(current))
-			return i ?: -EINTR;
-		ret = htw_batch_one(ctx, uop, batch.op_size);
-		if (ret < 0)
-			return i ?: ret;
+	while (done < batch.count) {
+		n = min_t(u32, batch.count - done, HTW_BATCH_CHUNK);
+		n = htw_batch_read(ops, uop, n, batch.op_size);
+		n = htw_batch_claim(uop, n, batch.op_size);
+		/* The first operation that cannot be read or answered stops it. */
+		if (!n)
+			return done ?: -EFAULT;
+		ran = htw_batch_chunk(ctx, ops, uop, n, batch.op_size, &ret);
+		done += ran;
 		if (ret)
-			return i + 1;
+			return done ?: ret;
+		uop += (size_t)n * batch.op_size;
 		cond_resched();
 	}
-	return batch.count;
+	return done;
 }
 
 static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -665,6 +665,8 @@ static void htw_utimer_start(struct htw_ctx *ctx, struct htw_utimer *ut,
 {
 	enum htw_ctx_clock clock = htw_spec_clock(spec);
 	u32 slot = htw_id_slot(ctx, ut->id);
+	/* A new slot has no mark: xa_erase() cleared it. */
+	bool was_real = ut->flags & HTW_UT_REALTIME;
 
 	lockdep_assert_held(&ctx->lock);
 
@@ -680,7 +682,7 @@ static void htw_utimer_start(struct htw_ctx *ctx, struct htw_utimer *ut,
 		/* Idle and unqueued: no callback reads it meanwhile. */
 		ut->expires = expires;
 		xa_set_mark(&ctx->timers, slot, HTW_XA_REALTIME);
-	} else {
+	} else if (was_real) {
 		xa_clear_mark(&ctx->timers, slot, HTW_XA_REALTIME);
 	}
 	htw_timer_init(&ut->timer, ctx->wheel[clock], htw_utimer_fn);
@@ -697,6 +699,12 @@ static void htw_utimer_stop(struct htw_ctx *ctx, struct htw_utimer *ut)
 	lockdep_assert_held(&ctx->lock);
 
 	htw_del_sync(&ut->timer);
+	/*
+	 * No callback of it runs now, and only holders of ctx->lock queue its
+	 * event: @queued can be read without the queue's lock.
+	 */
+	if (!ut->queued)
+		return;
 	spin_lock_irq(&ctx->wqh.lock);
 	__htw_utimer_unqueue(ctx, ut);
 	spin_unlock_irq(&ctx->wqh.lock);
@@ -714,17 +722,34 @@ static struct htw_utimer *htw_ctx_find(struct htw_ctx *ctx, u32 id)
 	return ut && ut->id == id ? ut : NULL;
 }
 
-/* Forget a timer that is off its wheel and has no event queued. */
-static void htw_utimer_release(struct htw_ctx *ctx, struct htw_utimer *ut)
-	__must_hold(&ctx->lock)
+/* Free the timers @batch released, and uncharge them. */
+static void htw_ctx_batch_flush(struct htw_ctx_batch *batch)
 {
+	struct htw_user *user = batch->ctx->params.user;
+
+	if (user && batch->nr_dead)
+		htw_user_uncharge(user, batch->nr_dead);
+	kmem_cache_free_bulk(htw_utimer_cache, batch->nr_dead, batch->dead);
+	batch->nr_dead = 0;
+}
+
+/*
+ * Forget a timer that is off its wheel and has no event queued; its memory
+ * goes with the others @batch released, at the latest when the batch ends.
+ */
+static void htw_utimer_release(struct htw_ctx_batch *batch,
+			       struct htw_utimer *ut)
+	__must_hold(&batch->ctx->lock)
+{
+	struct htw_ctx *ctx = batch->ctx;
+
 	lockdep_assert_held(&ctx->lock);
 
 	xa_erase(&ctx->timers, htw_id_slot(ctx, ut->id));
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers - 1);
-	if (ctx->params.user)
-		htw_user_uncharge(ctx->params.user, 1);
-	kmem_cache_free(htw_utimer_cache, ut);
+	if (batch->nr_dead == ARRAY_SIZE(batch->dead))
+		htw_ctx_batch_flush(batch);
+	batch->dead[batch->nr_dead++] = ut;
 }
 
 static bool htw_utimer_queued(struct htw_ctx *ctx, struct htw_utimer *ut)
@@ -949,43 +974,123 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_destroy);
 
 /**
- * htw_ctx_arm() - arm a new timer
+ * htw_ctx_batch_begin() - hold a context for a batch of operations
  * @ctx: the context
+ * @batch: the batch, to pass to the operations and to htw_ctx_batch_end()
+ * @nr_arms: how many of them arm a timer, at most %HTW_CTX_BATCH_MAX
+ *
+ * A batch takes the context's mutex once for all its operations, allocates
+ * the timers of its arms with one kmem_cache_alloc_bulk(), and frees those
+ * its cancels and reads release with one kmem_cache_free_bulk(), after the
+ * mutex is let go.  Memory the bulk allocation could not find is allocated
+ * by each arm in turn, which can then fail alone with -ENOMEM.
+ *
+ * Context: Process context; may sleep.  The batch holds the context's mutex
+ * until htw_ctx_batch_end(): nothing the caller does meanwhile may take
+ * mmap_lock and then wait for another user of the context.
+ * Return: 0, or -EINTR if a fatal signal came while it waited for the
+ * mutex; then there is no batch to end.
+ */
+int htw_ctx_batch_begin(struct htw_ctx *ctx, struct htw_ctx_batch *batch,
+			unsigned int nr_arms)
+{
+	batch->ctx = ctx;
+	batch->nr_spare = 0;
+	batch->nr_dead = 0;
+	nr_arms = min_t(unsigned int, nr_arms, ARRAY_SIZE(batch->spare));
+	if (nr_arms)
+		batch->nr_spare = kmem_cache_alloc_bulk(htw_utimer_cache,
+							HTW_CTX_GFP,
+							nr_arms, batch->spare);
+	if (mutex_lock_killable(&ctx->lock)) {
+		kmem_cache_free_bulk(htw_utimer_cache, batch->nr_spare,
+				     batch->spare);
+		return -EINTR;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_begin);
+
+/**
+ * htw_ctx_batch_end() - let go of the context and free what the batch released
+ * @batch: the batch htw_ctx_batch_begin() began
+ *
+ * Context: Process context; may sleep.
+ */
+void htw_ctx_batch_end(struct htw_ctx_batch *batch)
+{
+	htw_ctx_unlock(batch->ctx);
+	kmem_cache_free_bulk(htw_utimer_cache, batch->nr_spare, batch->spare);
+	htw_ctx_batch_flush(batch);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_end);
+
+/*
+ * A new timer, idle and unqueued: one the batch allocated ahead, or one
+ * allocated now.  Not zeroed: the rest of it is written before it is read.
+ */
+static struct htw_utimer *htw_ctx_batch_alloc(struct htw_ctx_batch *batch)
+{
+	struct htw_utimer *ut;
+
+	if (batch->nr_spare)
+		ut = batch->spare[--batch->nr_spare];
+	else
+		ut = kmem_cache_alloc(htw_utimer_cache, HTW_CTX_GFP);
+	if (ut) {
+		ut->flags = 0;
+		ut->queued = false;
+	}
+	return ut;
+}
+
+/* Give back a timer htw_ctx_batch_alloc() gave and that was not used. */
+static void htw_ctx_batch_unalloc(struct htw_ctx_batch *batch,
+				  struct htw_utimer *ut)
+{
+	if (batch->nr_spare < ARRAY_SIZE(batch->spare))
+		batch->spare[batch->nr_spare++] = ut;
+	else
+		kmem_cache_free(htw_utimer_cache, ut);
+}
+
+/**
+ * htw_ctx_batch_arm() - arm a new timer
+ * @batch: the batch the operation is part of
  * @spec: the timer; its @id is set on success
  * @id_out: where in user memory to write the new id, or NULL
  *
  * The id is written to @id_out before the timer is armed: if that faults,
  * nothing is armed and no id is taken.
  *
- * Context: Process context; may sleep.
+ * Context: Process context, in a batch; may sleep.
  * Return: 0; -EINVAL for an unknown flag, a period out of range, or an
- * expiry beyond %HTW_TIME_MAX; -ENOSPC if @ctx holds its maximum of timers,
- * or its user does; -ENOMEM; -EFAULT if @id_out is not writable.
+ * expiry beyond %HTW_TIME_MAX; -ENOSPC if the context holds its maximum of
+ * timers, or its user does; -ENOMEM; -EFAULT if @id_out is not writable.
  */
-int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
-		u32 __user *id_out)
+int htw_ctx_batch_arm(struct htw_ctx_batch *batch, struct htw_timer_spec *spec,
+		      u32 __user *id_out)
+	__must_hold(&batch->ctx->lock)
 {
+	struct htw_ctx *ctx = batch->ctx;
 	struct htw_user *user = ctx->params.user;
 	struct htw_utimer *ut;
 	u64 expires, when;
 	u32 id, slot;
 	int ret;
 
+	lockdep_assert_held(&ctx->lock);
+
 	ret = htw_spec_check(ctx, spec, &expires);
 	if (ret)
 		return ret;
-
-	ut = kmem_cache_zalloc(htw_utimer_cache, HTW_CTX_GFP);
+	ut = htw_ctx_batch_alloc(batch);
 	if (!ut)
 		return -ENOMEM;
-
-	ret = mutex_lock_killable(&ctx->lock);
-	if (ret)
-		goto out_free_unlocked;
 	if (user) {
 		ret = htw_user_charge(user, 1, READ_ONCE(*ctx->params.max_user_timers));
 		if (ret)
-			goto out_free;
+			goto out_unalloc;
 	}
 	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires, &when);
 	if (ret)
@@ -1014,140 +1119,231 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 	ut->id = id;
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers + 1);
 	htw_utimer_start(ctx, ut, spec, expires, when);
-	htw_ctx_unlock(ctx);
-
 	spec->id = id;
 	return 0;
 
 out_uncharge:
 	if (user)
 		htw_user_uncharge(user, 1);
-out_free:
-	htw_ctx_unlock(ctx);
-out_free_unlocked:
-	kmem_cache_free(htw_utimer_cache, ut);
+out_unalloc:
+	htw_ctx_batch_unalloc(batch, ut);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(htw_ctx_arm);
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_arm);
 
 /**
- * htw_ctx_modify() - re-arm a timer with a new expiry, period and value
- * @ctx: the context
+ * htw_ctx_batch_modify() - re-arm a timer with a new expiry, period and value
+ * @batch: the batch the operation is part of
  * @spec: the timer's id, and how to arm it
  *
  * The timer may be armed or have expired; its queued event, if any, is
  * dropped, and no event of its old schedule is queued after this returns.
  *
- * Context: Process context; may sleep.
- * Return: 0; -EINVAL as for htw_ctx_arm(); -ENOENT if @ctx has no such
- * timer; -ENOMEM, leaving the timer as it was.
+ * Context: Process context, in a batch; may sleep.
+ * Return: 0; -EINVAL as for htw_ctx_batch_arm(); -ENOENT if the context
+ * has no such timer; -ENOSPC or -ENOMEM, leaving the timer as it was.
  */
-int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
+int htw_ctx_batch_modify(struct htw_ctx_batch *batch,
+			 const struct htw_timer_spec *spec)
+	__must_hold(&batch->ctx->lock)
 {
+	struct htw_ctx *ctx = batch->ctx;
 	struct htw_utimer *ut;
 	u64 expires, when;
 	int ret;
 
+	lockdep_assert_held(&ctx->lock);
+
 	ret = htw_spec_check(ctx, spec, &expires);
 	if (ret)
 		return ret;
-
-	ret = mutex_lock_killable(&ctx->lock);
-	if (ret)
-		return ret;
 	ut = htw_ctx_find(ctx, spec->id);
-	if (!ut) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
+	if (!ut)
+		return -ENOENT;
 	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires, &when);
 	if (ret)
-		goto out_unlock;
+		return ret;
 	htw_utimer_stop(ctx, ut);
 	htw_utimer_start(ctx, ut, spec, expires, when);
-out_unlock:
-	htw_ctx_unlock(ctx);
-	return ret;
+	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(htw_ctx_modify);
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_modify);
 
 /**
- * htw_ctx_cancel() - cancel a timer and release its id
- * @ctx: the context
+ * htw_ctx_batch_cancel() - cancel a timer and release its id
+ * @batch: the batch the operation is part of
  * @id: the timer
  *
  * The timer's queued event, if any, is dropped, and none is queued after
  * this returns.
  *
+ * Context: Process context, in a batch; may sleep.
+ * Return: 0, or -ENOENT if the context has no such timer.
+ */
+int htw_ctx_batch_cancel(struct htw_ctx_batch *batch, u32 id)
+	__must_hold(&batch->ctx->lock)
+{
+	struct htw_ctx *ctx = batch->ctx;
+	struct htw_utimer *ut;
+
+	lockdep_assert_held(&ctx->lock);
+
+	ut = htw_ctx_find(ctx, id);
+	if (!ut)
+		return -ENOENT;
+	htw_utimer_stop(ctx, ut);
+	htw_utimer_release(batch, ut);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_cancel);
+
+/**
+ * htw_ctx_arm() - arm a new timer, as a batch of one
+ * @ctx: the context
+ * @spec: as for htw_ctx_batch_arm()
+ * @id_out: as for htw_ctx_batch_arm()
+ *
  * Context: Process context; may sleep.
- * Return: 0, or -ENOENT if @ctx has no such timer.
+ * Return: as htw_ctx_batch_arm(), or -EINTR.
+ */
+int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
+		u32 __user *id_out)
+{
+	struct htw_ctx_batch batch;
+	int ret;
+
+	ret = htw_ctx_batch_begin(ctx, &batch, 1);
+	if (ret)
+		return ret;
+	ret = htw_ctx_batch_arm(&batch, spec, id_out);
+	htw_ctx_batch_end(&batch);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_arm);
+
+/**
+ * htw_ctx_modify() - re-arm a timer, as a batch of one
+ * @ctx: the context
+ * @spec: as for htw_ctx_batch_modify()
+ *
+ * Context: Process context; may sleep.
+ * Return: as htw_ctx_batch_modify(), or -EINTR.
+ */
+int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
+{
+	struct htw_ctx_batch batch;
+	int ret;
+
+	ret = htw_ctx_batch_begin(ctx, &batch, 0);
+	if (ret)
+		return ret;
+	ret = htw_ctx_batch_modify(&batch, spec);
+	htw_ctx_batch_end(&batch);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_modify);
+
+/**
+ * htw_ctx_cancel() - cancel a timer, as a batch of one
+ * @ctx: the context
+ * @id: the timer
+ *
+ * Context: Process context; may sleep.
+ * Return: as htw_ctx_batch_cancel(), or -EINTR.
  */
 int htw_ctx_cancel(struct htw_ctx *ctx, u32 id)
 {
-	struct htw_utimer *ut;
+	struct htw_ctx_batch batch;
+	int ret;
 
-	if (mutex_lock_killable(&ctx->lock))
-		return -EINTR;
-	ut = htw_ctx_find(ctx, id);
-	if (ut) {
-		htw_utimer_stop(ctx, ut);
-		htw_utimer_release(ctx, ut);
-	}
-	htw_ctx_unlock(ctx);
-	return ut ? 0 : -ENOENT;
+	ret = htw_ctx_batch_begin(ctx, &batch, 0);
+	if (ret)
+		return ret;
+	ret = htw_ctx_batch_cancel(&batch, id);
+	htw_ctx_batch_end(&batch);
+	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_cancel);
 
-/* Take the first queued event off the queue; return its timer or NULL. */
-static struct htw_utimer *htw_ctx_pop(struct htw_ctx *ctx,
-				      struct htw_event *ev)
-	__must_hold(&ctx->lock)
-{
-	struct htw_utimer *ut;
-
-	lockdep_assert_held(&ctx->lock);
-
-	spin_lock_irq(&ctx->wqh.lock);
-	ut = list_empty(&ctx->events) ? NULL :
-					htw_utimer_of_link(ctx->events.next);
-	if (ut) {
-		*ev = (struct htw_event) {
-			.id = ut->id,
-			.user_data = ut->user_data,
-			.count = ut->count,
-			.expires = ut->expires,
-			.fired = ut->fired,
-		};
-		if (!ut->period || (ut->flags & HTW_UT_CANCELED))
-			ev->flags |= HTW_EVENT_LAST;
-		if (ut->flags & HTW_UT_CANCELED)
-			ev->flags |= HTW_EVENT_CANCELED;
-		if (ut->flags & HTW_UT_BOOTTIME)
-			ev->flags |= HTW_EVENT_BOOTTIME;
-		if (ut->flags & HTW_UT_REALTIME)
-			ev->flags |= HTW_EVENT_REALTIME;
-		__htw_utimer_unqueue(ctx, ut);
-	}
-	spin_unlock_irq(&ctx->wqh.lock);
-	return ut;
-}
+/* Events a read takes off the queue under one hold of the queue's lock. */
+#define HTW_CTX_TAKE		16U
 
 /*
- * Give back an event that could not be read, at the head of the queue or
- * at its tail.  Its timer is off the wheel (one-shot and expired, or
- * periodic and parked), so nothing has queued another event of it meanwhile.
+ * Take up to @n events off the head of the queue, in order, onto @taken;
+ * return how many.  Their timers are idle, and no callback touches a timer
+ * that is idle and unqueued: their records can be read without the lock.
  */
-static void htw_ctx_unpop(struct htw_ctx *ctx, struct htw_utimer *ut,
-			  const struct htw_event *ev, bool head)
+static unsigned int htw_ctx_take(struct htw_ctx *ctx, struct list_head *taken,
+				 unsigned int n)
 	__must_hold(&ctx->lock)
 {
+	struct list_head *link;
+	unsigned int i = 0;
+
 	lockdep_assert_held(&ctx->lock);
 
 	spin_lock_irq(&ctx->wqh.lock);
+	list_for_each(link, &ctx->events) {
+		if (i == n)
+			break;
+		htw_utimer_of_link(link)->queued = false;
+		i++;
+	}
+	list_cut_before(taken, &ctx->events, link);
+	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued - i);
+	spin_unlock_irq(&ctx->wqh.lock);
+	return i;
+}
+
+/* The event a timer taken off the queue reports. */
+static void htw_utimer_event(const struct htw_utimer *ut, struct htw_event *ev)
+{
+	*ev = (struct htw_event) {
+		.id = ut->id,
+		.user_data = ut->user_data,
+		.count = ut->count,
+		.expires = ut->expires,
+		.fired = ut->fired,
+	};
+	if (!ut->period || (ut->flags & HTW_UT_CANCELED))
+		ev->flags |= HTW_EVENT_LAST;
+	if (ut->flags & HTW_UT_CANCELED)
+		ev->flags |= HTW_EVENT_CANCELED;
+	if (ut->flags & HTW_UT_BOOTTIME)
+		ev->flags |= HTW_EVENT_BOOTTIME;
+	if (ut->flags & HTW_UT_REALTIME)
+		ev->flags |= HTW_EVENT_REALTIME;
+}
+
+/* Put back in a taken timer's record the event @ev it reported. */
+static void htw_utimer_restore(struct htw_utimer *ut,
+			       const struct htw_event *ev)
+{
 	ut->count = ev->count;
 	ut->expires = ev->expires;
 	ut->fired = ev->fired;
-	__htw_utimer_queue(ctx, ut, head);
+}
+
+/*
+ * Give back events taken and not read: those left on @taken, at the head
+ * of the queue, in their order.  Their timers are off the wheel, so nothing
+ * has queued another event of them meanwhile.
+ */
+static void htw_ctx_give_back(struct htw_ctx *ctx, struct list_head *taken,
+			      unsigned int nr_taken)
+	__must_hold(&ctx->lock)
+{
+	struct list_head *link;
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (!nr_taken)
+		return;
+	spin_lock_irq(&ctx->wqh.lock);
+	list_for_each(link, taken)
+		htw_utimer_of_link(link)->queued = true;
+	list_splice_init(taken, &ctx->events);
+	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + nr_taken);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
@@ -1210,8 +1406,11 @@ static bool htw_ctx_copy_event(const struct htw_ctx *ctx,
  */
 static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 {
-	struct htw_utimer *ut;
+	struct htw_ctx_batch batch = { .ctx = ctx };
+	unsigned int nr_taken = 0;
 	struct htw_event ev, popped;
+	struct htw_utimer *ut;
+	LIST_HEAD(taken);
 	u64 next, when;
 	ssize_t done = 0;
 	bool rearm;
@@ -1230,9 +1429,17 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 			ret = -EINTR;
 			break;
 		}
-		ut = htw_ctx_pop(ctx, &ev);
-		if (!ut)
-			break;
+		if (!nr_taken) {
+			nr_taken = min_t(size_t, min(left, HTW_CTX_TAKE),
+					 iov_iter_count(to) / sizeof(ev));
+			nr_taken = htw_ctx_take(ctx, &taken, nr_taken);
+			if (!nr_taken)
+				break;
+		}
+		ut = htw_utimer_of_link(taken.next);
+		list_del(taken.next);
+		nr_taken--;
+		htw_utimer_event(ut, &ev);
 		/*
 		 * The wall clock was set since a cancel-on-set timer was placed,
 		 * and the work has not told it yet: this event is its last.
@@ -1252,12 +1459,18 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 		popped = ev;
 		if (rearm && htw_utimer_forward(ctx, ut, &ev, &next, &when)) {
 			/* Out of memory: it waits, the events behind it do not. */
-			htw_ctx_unpop(ctx, ut, &popped, false);
+			htw_utimer_restore(ut, &popped);
+			spin_lock_irq(&ctx->wqh.lock);
+			__htw_utimer_queue(ctx, ut, false);
+			spin_unlock_irq(&ctx->wqh.lock);
 			ret = -ENOMEM;
 			continue;
 		}
 		if (!htw_ctx_copy_event(ctx, ut, &ev, to)) {
-			htw_ctx_unpop(ctx, ut, &popped, true);
+			/* It goes back first, before the others taken. */
+			htw_utimer_restore(ut, &popped);
+			list_add(htw_timer_link(&ut->timer), &taken);
+			nr_taken++;
 			ret = -EFAULT;
 			break;
 		}
@@ -1268,12 +1481,13 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 				ut->expires = next;
 			WARN_ON_ONCE(htw_add(&ut->timer, when, 0, HTW_MODE_ABS));
 		} else {
-			htw_utimer_release(ctx, ut);
+			htw_utimer_release(&batch, ut);
 		}
 		/* A read may copy out a million events. */
 		cond_resched();
 	}
-	htw_ctx_unlock(ctx);
+	htw_ctx_give_back(ctx, &taken, nr_taken);
+	htw_ctx_batch_end(&batch);
 	return done ?: ret;
 }
 

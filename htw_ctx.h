@@ -78,6 +78,34 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params);
 void htw_ctx_destroy(struct htw_ctx *ctx);
 struct htw_user *htw_ctx_user(struct htw_ctx *ctx);
 struct htw_wheel *htw_ctx_wheel(struct htw_ctx *ctx, enum htw_ctx_clock clock);
+
+/* Most timers a batch allocates ahead, or frees at once. */
+#define HTW_CTX_BATCH_MAX	16
+
+/**
+ * struct htw_ctx_batch - operations run under one hold of a context
+ * @ctx: the context
+ * @nr_spare: timers allocated ahead for its arms, in @spare
+ * @nr_dead: timers it released and has not freed yet, in @dead
+ * @spare: them
+ * @dead: them
+ */
+struct htw_ctx_batch {
+	struct htw_ctx *ctx;
+	unsigned int nr_spare;
+	unsigned int nr_dead;
+	void *spare[HTW_CTX_BATCH_MAX];
+	void *dead[HTW_CTX_BATCH_MAX];
+};
+
+int htw_ctx_batch_begin(struct htw_ctx *ctx, struct htw_ctx_batch *batch,
+			unsigned int nr_arms);
+int htw_ctx_batch_arm(struct htw_ctx_batch *batch, struct htw_timer_spec *spec,
+		      u32 __user *id_out);
+int htw_ctx_batch_modify(struct htw_ctx_batch *batch,
+			 const struct htw_timer_spec *spec);
+int htw_ctx_batch_cancel(struct htw_ctx_batch *batch, u32 id);
+void htw_ctx_batch_end(struct htw_ctx_batch *batch);
 int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 		u32 __user *id_out);
 int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec);

@@ -473,6 +473,63 @@ static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
 	htw_user_put(bob);
 }
 
+/*
+ * A batch allocates HTW_CTX_BATCH_MAX timers ahead, and frees released ones
+ * that many at a time: arms past what it allocated ahead, arms that fail
+ * after they took a timer, and cancels past what it frees at once leave
+ * the context's count and its user's exact.
+ */
+static void htw_ctx_batch_allocates_and_frees_in_bulk(struct kunit *test)
+{
+	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
+	const unsigned int n = 2 * HTW_CTX_BATCH_MAX + 3;
+	struct htw_timer_spec spec = { .expires = 100 };
+	unsigned int limit = UINT_MAX, i;
+	u32 nr_timers, nr_queued, *ids;
+	struct htw_ctx_batch batch;
+	struct htw_user *user;
+	struct htw_ctx *ctx;
+	unsigned long base;
+	int ret;
+
+	ids = kunit_kcalloc(test, n, sizeof(*ids), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ids);
+	user = htw_user_get(KUIDT_INIT(60003));
+	KUNIT_ASSERT_NOT_NULL(test, user);
+	p.max_user_timers = &limit;
+	p.user = user;
+	p.max_timers = n - 5;
+	ctx = htw_ctx_create(&p);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx);
+	/* The first timer brings the wheel and the first xarray node. */
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
+	ids[0] = spec.id;
+	base = htw_user_timers(user) - 1;
+
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_batch_begin(ctx, &batch, n));
+	for (i = 1; i < n; i++) {
+		ret = htw_ctx_batch_arm(&batch, &spec, NULL);
+		KUNIT_EXPECT_EQ(test, i < p.max_timers ? 0 : -ENOSPC, ret);
+		ids[i] = ret ? 0 : spec.id;
+	}
+	htw_ctx_batch_end(&batch);
+	htw_ctx_counts(ctx, &nr_timers, &nr_queued);
+	KUNIT_EXPECT_EQ(test, p.max_timers, nr_timers);
+	KUNIT_EXPECT_EQ(test, base + p.max_timers, htw_user_timers(user));
+
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_batch_begin(ctx, &batch, 0));
+	for (i = 0; i < p.max_timers; i++)
+		KUNIT_EXPECT_EQ(test, 0, htw_ctx_batch_cancel(&batch, ids[i]));
+	KUNIT_EXPECT_EQ(test, -ENOENT, htw_ctx_batch_cancel(&batch, ids[0]));
+	htw_ctx_batch_end(&batch);
+	htw_ctx_counts(ctx, &nr_timers, &nr_queued);
+	KUNIT_EXPECT_EQ(test, 0, nr_timers);
+	KUNIT_EXPECT_EQ(test, base, htw_user_timers(user));
+	htw_ctx_destroy(ctx);
+	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(user));
+	htw_user_put(user);
+}
+
 static void htw_ctx_contexts_do_not_share_ids(struct kunit *test)
 {
 	struct htw_ctx_test *t = test->priv;
@@ -809,6 +866,7 @@ static struct kunit_case htw_ctx_test_cases[] = {
 	KUNIT_CASE(htw_ctx_periodic_rearms_after_the_read),
 	KUNIT_CASE(htw_ctx_wheel_grows_levels_on_demand),
 	KUNIT_CASE(htw_ctx_user_limit_spans_contexts),
+	KUNIT_CASE(htw_ctx_batch_allocates_and_frees_in_bulk),
 	KUNIT_CASE(htw_ctx_contexts_do_not_share_ids),
 	KUNIT_CASE(htw_ctx_boottime_timer_runs_on_boottime),
 	KUNIT_CASE(htw_ctx_destroy_releases_every_timer),

@@ -157,6 +157,40 @@ TEST_F(htw, batch_fault_stops_before_the_faulting_operation)
 	munmap(map, 2 * page);
 }
 
+/*
+ * The kernel reads, runs and answers a batch some operations at a time: a
+ * fault far into the array, in an operation only partly readable, runs
+ * every operation before it, each answered, and no other.
+ */
+TEST_F(htw, batch_fault_far_into_the_array_runs_each_operation_before_it)
+{
+	const unsigned int n = 100;
+	long page = getpagesize();
+	struct htw_info info;
+	struct htw_op *ops;
+	unsigned int i;
+	char *map;
+
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, munmap(map + page, page));
+	/* Operation n has its first 24 bytes before the hole. */
+	ops = (struct htw_op *)(map + page - 24) - n;
+	for (i = 0; i < n; i++)
+		ops[i] = arm_op(0, FAR, 0);
+	memset(&ops[n], 0, 24);
+
+	ASSERT_EQ(n, htw_batch(self->fd, ops, n + 7));
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, ops[i].result);
+		EXPECT_LT(0, ops[i].spec.id);
+	}
+	ASSERT_EQ(0, htw_get_info(self->fd, &info));
+	EXPECT_EQ(n, info.nr_timers);
+	munmap(map, page);
+}
+
 TEST_F(htw, batch_read_only_array_is_efault_and_arms_nothing)
 {
 	struct htw_info info;

@@ -272,24 +272,64 @@ TEST_F(htw, modify_postpones_a_pending_timer)
 	EXPECT_LE(expires, htw_now(CLOCK_MONOTONIC));
 }
 
+/* Wait, up to a second past the slack, for @n events to be queued. */
+static __u32 wait_queued(int fd, __u32 n)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct htw_info info = {};
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (htw_get_info(fd, &info) || info.nr_queued == n)
+			break;
+		if (poll(&pfd, 1, HTW_SLACK_NS / MS) != 1)
+			break;
+		usleep(10000);
+	}
+	return info.nr_queued;
+}
+
 TEST_F(htw, one_read_returns_every_queued_event_that_fits)
 {
 	struct htw_event ev[16];
-	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
-	struct htw_info info;
 	int i;
 
 	for (i = 0; i < 10; i++)
 		ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, 1, 0, i));
-	for (i = 0; i < 100; i++) {
-		ASSERT_EQ(0, htw_get_info(self->fd, &info));
-		if (info.nr_queued == 10)
-			break;
-		ASSERT_EQ(1, poll(&pfd, 1, HTW_SLACK_NS / MS));
-		usleep(10000);
-	}
-	ASSERT_EQ(10, info.nr_queued);
+	ASSERT_EQ(10, wait_queued(self->fd, 10));
 	EXPECT_EQ(10, htw_read_events(self->fd, ev, 16));
+}
+
+/*
+ * A read takes events off the queue some at a time: one whose buffer ends
+ * midway through those returns the events that fit, and the rest stay
+ * queued, in their order.
+ */
+TEST_F(htw, read_that_faults_midway_keeps_the_rest_in_order)
+{
+	const int n = 40, fit = 21;
+	struct htw_event ev[40], *buf;
+	long page = getpagesize();
+	char *map;
+	int i;
+
+	for (i = 0; i < n; i++)
+		ASSERT_LT(0, htw_arm_id(self->fd, HTW_TIMER_ABSTIME, 1, 0, i));
+	ASSERT_EQ(n, wait_queued(self->fd, n));
+	/* An unmapped page: UML's kernel would write a read-only one. */
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, munmap(map + page, page));
+	buf = (struct htw_event *)(map + page) - fit;
+
+	EXPECT_EQ(fit * sizeof(*buf), read(self->fd, buf, n * sizeof(*buf)));
+	for (i = 0; i < fit; i++)
+		EXPECT_EQ(i, buf[i].user_data);
+	ASSERT_EQ(n - fit, htw_read_events(self->fd, ev, n));
+	for (i = 0; i < n - fit; i++)
+		EXPECT_EQ(fit + i, ev[i].user_data);
+	munmap(map, page);
 }
 
 TEST_F(htw, read_returns_whole_events_only)
