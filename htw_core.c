@@ -112,9 +112,16 @@
  * hrtimer_start() and hrtimer_try_to_cancel()) and the lock of @wq (and the
  * scheduler's, through wake_up_all()); the hrtimer callback takes
  * wheel->lock itself.  Callbacks are called with no lock held, so they may
- * take their own locks and re-enter the wheel.  wheel->lock is a
- * spinlock_t: on PREEMPT_RT it sleeps, and timers cannot be armed from hard
- * interrupt context there.
+ * take their own locks and re-enter the wheel; but for a wheel of
+ * HTW_WHEEL_LOCKED_CALLBACKS, whose callbacks are called with wheel->lock
+ * held, batch by batch, and may take no lock that is ever held around a
+ * call of htw_*() on that wheel.  Dropping and taking the lock around each
+ * callback, and telling htw_del_sync() which one runs, costs about as
+ * much as a callback that only queues an event and wakes a reader, which
+ * is what /dev/htw's do: they run under the lock, and htw_del_sync() on
+ * such a wheel never waits, since no callback runs while it holds the
+ * lock.  wheel->lock is a spinlock_t: on PREEMPT_RT it sleeps, and timers
+ * cannot be armed from hard interrupt context there.
  *
  * The expiry run drops the lock now and then: around each callback, and
  * every HTW_MOVE_BATCH timers it moves, so that interrupts are never off
@@ -203,6 +210,8 @@ struct htw_wheel {
 	u64 next;			/* earliest bucket start, or a lower bound */
 	u64 armed;			/* tick the hrtimer is set for, or HTW_NEVER */
 	u64 now;			/* a manual wheel's time, ns */
+	u64 coarse_ns;			/* see __htw_clock_coarse() */
+	unsigned long coarse_jiffies;
 	u64 nr_pending;			/* timers in buckets or on @due */
 	u64 nr_due;
 	unsigned int nr_reserved;	/* levels 0..nr_reserved-1 have buckets */
@@ -376,12 +385,25 @@ static u64 htw_clock_now(const struct htw_wheel *wheel)
  * absolute expiry (clk must only never pass the present); a relative
  * expiry needs the present itself.  The arm's trace reports the time the
  * arm used, so that tracing changes nothing.
+ *
+ * The timekeeping update that moves the coarse clock is the tick that moves
+ * jiffies, so the wheel keeps the value it read last and reads the clock
+ * again only once jiffies has moved: one load instead of the timekeeper's
+ * seqcount loop on every arm.  A value read between the two updates of a
+ * tick lags by a tick more, which at worst leaves clk behind, never ahead.
  */
-static u64 htw_clock_coarse(const struct htw_wheel *wheel)
+static u64 __htw_clock_coarse(struct htw_wheel *wheel)
+	__must_hold(&wheel->lock)
 {
-	if (wheel->clockid == CLOCK_BOOTTIME)
-		return ktime_get_coarse_boottime_ns();
-	return ktime_get_coarse_ns();
+	unsigned long j = READ_ONCE(jiffies);
+
+	if (j != wheel->coarse_jiffies) {
+		wheel->coarse_jiffies = j;
+		wheel->coarse_ns = wheel->clockid == CLOCK_BOOTTIME ?
+				   ktime_get_coarse_boottime_ns() :
+				   ktime_get_coarse_ns();
+	}
+	return wheel->coarse_ns;
 }
 
 static void __htw_set_clk(struct htw_wheel *wheel, u64 clk)
@@ -712,7 +734,7 @@ static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
 	else if (mode == HTW_MODE_REL)
 		now = htw_clock_now(wheel);
 	else
-		now = htw_clock_coarse(wheel);
+		now = __htw_clock_coarse(wheel);
 
 	if (mode == HTW_MODE_REL && check_add_overflow(now, expires, &expires))
 		return -ERANGE;
@@ -823,12 +845,17 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 		}
 
 		func = timer->func;
-		wheel->running = timer;
 		wheel->fired++;
 		done++;
 		trace_htw_timer_expire_entry(wheel, timer, expired, count,
 					     htw_tick_to_ns(wheel, max(wheel->clk,
 								       wheel->present)));
+		if (wheel->flags & HTW_WHEEL_LOCKED_CALLBACKS) {
+			func(timer, expired, count);
+			trace_htw_timer_expire_exit(timer);
+			continue;
+		}
+		wheel->running = timer;
 		spin_unlock_irqrestore(&wheel->lock, *flags);
 
 		htw_lockdep_callback(wheel, true);
@@ -1153,16 +1180,10 @@ EXPORT_SYMBOL_GPL(htw_wheel_destroy);
  */
 u64 htw_wheel_now(struct htw_wheel *wheel)
 {
-	unsigned long flags;
-	u64 now;
-
 	if (!htw_manual(wheel))
 		return htw_clock_now(wheel);
-
-	spin_lock_irqsave(&wheel->lock, flags);
-	now = wheel->now;
-	spin_unlock_irqrestore(&wheel->lock, flags);
-	return now;
+	/* No lock: a callback of HTW_WHEEL_LOCKED_CALLBACKS may ask. */
+	return READ_ONCE(wheel->now);
 }
 EXPORT_SYMBOL_GPL(htw_wheel_now);
 
@@ -1194,7 +1215,7 @@ unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 		spin_unlock_irqrestore(&wheel->lock, flags);
 		return 0;
 	}
-	wheel->now = max(wheel->now, now);
+	WRITE_ONCE(wheel->now, max(wheel->now, now));
 	wheel->expiring = true;
 	wheel->runs++;
 	/* A run that only moved timers would look to the caller like the end. */

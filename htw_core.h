@@ -46,8 +46,9 @@ struct htw_timer;
  *	periodic timer missed (its overruns)
  *
  * Called in softirq context (or, for a manual wheel, in the context of
- * htw_advance()) without the wheel's lock held.  It may add, modify or
- * delete any timer of the wheel, including @timer, but must not sleep.
+ * htw_advance()) without the wheel's lock held (but see
+ * %HTW_WHEEL_LOCKED_CALLBACKS).  It may add, modify or delete any timer of
+ * the wheel, including @timer, but must not sleep.
  * When it runs, a periodic @timer is already armed for its next expiry.
  * A one-shot @timer is idle when its callback starts, and the wheel does
  * not touch it after calling @func: unless re-armed, it may be freed by the
@@ -100,12 +101,22 @@ enum htw_mode {
  * HTW_WHEEL_ACCOUNT: the wheel's memory is charged to the memory cgroup of
  * whoever creates it or reserves its levels; over the cgroup's limit, its
  * allocations fail with -ENOMEM rather than invoke the OOM killer.
+ *
+ * HTW_WHEEL_LOCKED_CALLBACKS: the callbacks run with the wheel's lock held
+ * (interrupts off but on PREEMPT_RT), one batch of the expiry run after
+ * the other, which spares a lock round trip per callback.  They must not
+ * call htw_*() on the wheel's timers, nor take a lock that is held around
+ * such a call; htw_wheel_now() and htw_timer_wheel_data() are safe.  In
+ * return, htw_del_sync() never waits: no callback runs while it holds the
+ * lock.  For short callbacks that hand the expiry on (queue an event, wake
+ * a reader).
  */
-#define HTW_WHEEL_MANUAL	BIT(0)
-#define HTW_WHEEL_LAZY_LEVELS	BIT(1)
-#define HTW_WHEEL_ACCOUNT	BIT(2)
+#define HTW_WHEEL_MANUAL		BIT(0)
+#define HTW_WHEEL_LAZY_LEVELS		BIT(1)
+#define HTW_WHEEL_ACCOUNT		BIT(2)
+#define HTW_WHEEL_LOCKED_CALLBACKS	BIT(3)
 #define HTW_WHEEL_FLAGS		(HTW_WHEEL_MANUAL | HTW_WHEEL_LAZY_LEVELS | \
-				 HTW_WHEEL_ACCOUNT)
+				 HTW_WHEEL_ACCOUNT | HTW_WHEEL_LOCKED_CALLBACKS)
 
 /* Wheel sizes are powers of two from 2 to 64 buckets per level. */
 #define HTW_WHEEL_SIZE_MIN	2
@@ -142,7 +153,8 @@ enum htw_mode {
  *	batches for at most %HTW_RUN_NS, and leaves the rest to a new run at
  *	once; a manual wheel's run (htw_advance()) is one batch.
  * @clockid: %CLOCK_MONOTONIC or %CLOCK_BOOTTIME
- * @flags: %HTW_WHEEL_MANUAL, %HTW_WHEEL_LAZY_LEVELS, %HTW_WHEEL_ACCOUNT
+ * @flags: %HTW_WHEEL_MANUAL, %HTW_WHEEL_LAZY_LEVELS, %HTW_WHEEL_ACCOUNT,
+ *	%HTW_WHEEL_LOCKED_CALLBACKS
  * @start_ns: a manual wheel's initial time; must be 0 otherwise
  * @data: the owner's, for its callbacks (htw_timer_wheel_data()); the
  *	wheel never touches it

@@ -44,9 +44,11 @@
  * expiries are counted by the read, not delivered by the wheel: the event
  * says so with @fired, the time of that read.
  *
- * The wheel calls htw_utimer_fn() in softirq context.  It only records the
- * expiry and wakes readers, like timerfd_triggered(); everything else runs
- * in the context of the process.
+ * The wheel calls htw_utimer_fn() in softirq context, with the wheel's lock
+ * held (HTW_WHEEL_LOCKED_CALLBACKS): it only records the expiry and wakes
+ * readers, like timerfd_triggered(), which costs about what dropping and
+ * taking the lock around it would; everything else runs in the context of
+ * the process.
  *
  * Wall-clock timers
  * -----------------
@@ -120,11 +122,10 @@
  *
  * Lock order: ctx->lock, then htw_wall_lock or ctx->wqh.lock (never both).
  * Creating and destroying a wheel under ctx->lock takes the core's list
- * lock (htw_core.c) after it.  The wheels' locks never nest with
- * ctx->wqh.lock: callbacks run without them, and htw_*() are never called
- * with ctx->wqh.lock held.  htw_del_sync() is called with ctx->lock held
- * and waits for a callback, which is safe because callbacks never take
- * ctx->lock.
+ * lock (htw_core.c) after it.  The callbacks take ctx->wqh.lock inside
+ * their wheel's lock, and htw_*() are never called with ctx->wqh.lock
+ * held.  htw_del_sync() is called with ctx->lock held, and takes the
+ * wheel's lock, which is safe because callbacks never take ctx->lock.
  */
 
 #include <kunit/visibility.h>
@@ -477,6 +478,7 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 		return ctx->wheel[clock];
 	/* The callbacks find the context from the wheel. */
 	wp.data = ctx;
+	wp.flags |= HTW_WHEEL_LOCKED_CALLBACKS;
 	/* Wall-clock timers are placed on CLOCK_MONOTONIC: see above. */
 	wp.clockid = clock == HTW_CTX_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
 	/* Moving wall-clock timers must never need memory: all levels now. */

@@ -128,7 +128,7 @@ debian_qemu() {
 
 	rm -rf "$out/out" "$out/guest.out"
 	timeout -k 10 "$HTW_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max \
-		-smp 2 -m 512 -nographic -no-reboot -nic none \
+		-smp 2 -m "${HTW_GUEST_MEM:-512}" -nographic -no-reboot -nic none \
 		-kernel "$DEB_VMLINUZ" -initrd "$out/initramfs.cpio.gz" \
 		-append "$append" \
 		-serial mon:stdio -serial file:"$out/guest.out" \

@@ -19,6 +19,7 @@
 #   HTW_EXPORT   a serial port to copy each result to as soon as it exists,
 #                for guests that cannot write the host's files
 #   HTW_FULL     1 in make check-full: the tests run their long versions
+#   HTW_BENCH_ARGS  arguments of htw_bench in "bench"
 #   HTW_ARGS_<module>  parameters to load that module with (rig/modparams)
 BB=/bin/busybox
 # shellcheck source=/dev/null
@@ -82,7 +83,8 @@ elif [ "$HTW_MODE" = bench ]; then
 	mark "bench"
 	if command -v htw_bench >/dev/null; then
 		say "running htw_bench"
-		htw_bench >"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
+		# shellcheck disable=SC2086 # the arguments are words
+		htw_bench $HTW_BENCH_ARGS >"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
 		step "bench htw_bench $?"
 		send bench-user.txt
 	fi

@@ -209,6 +209,8 @@ write_plan() {
 		printf 'HTW_EXPORT=%q\n' "$7"
 		# make check-full: the tests run their long versions
 		printf 'HTW_FULL=%q\n' "${HTW_FULL:-0}"
+		# make bench: what to run htw_bench with
+		printf 'HTW_BENCH_ARGS=%q\n' "${HTW_BENCH_ARGS:-}"
 		# rig/modparams: HTW_ARGS_<module>, the parameters to load it with
 		local mod args
 		while read -r mod args; do

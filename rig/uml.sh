@@ -105,7 +105,7 @@ uml_boot() {
 		"$RIG_DIR/demo.sh" ""
 	# con0 writes the console to our stdout and reads nothing.  The kernel
 	# passes HTW_PLAN to init as an environment variable.
-	timeout -k 10 "$HTW_TIMEOUT" "$UML_DIR/vmlinux" mem=512M \
+	timeout -k 10 "$HTW_TIMEOUT" "$UML_DIR/vmlinux" mem="${HTW_GUEST_MEM:-512}M" \
 		rootfstype=hostfs rootflags=/ rw init="$RIG_DIR/guest.sh" \
 		con=null con0=null,fd:1 ssl=null log_buf_len=4M \
 		"${quiet[@]}" HTW_PLAN="$out/plan" </dev/null >"$console" 2>&1 || rc=$?

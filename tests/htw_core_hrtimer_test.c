@@ -23,32 +23,37 @@
 struct htw_hr_case {
 	const char *desc;
 	clockid_t clockid;
+	unsigned int flags;
 };
 
+/* Each case on each clock, and with the callbacks under the wheel's lock. */
 static const struct htw_hr_case htw_hr_cases[] = {
-	{ "CLOCK_MONOTONIC", CLOCK_MONOTONIC },
-	{ "CLOCK_BOOTTIME", CLOCK_BOOTTIME },
+	{ "CLOCK_MONOTONIC", CLOCK_MONOTONIC, 0 },
+	{ "CLOCK_BOOTTIME", CLOCK_BOOTTIME, 0 },
+	{ "CLOCK_MONOTONIC, locked callbacks", CLOCK_MONOTONIC,
+	  HTW_WHEEL_LOCKED_CALLBACKS },
 };
 
 KUNIT_ARRAY_PARAM_DESC(htw_hr_cases, htw_hr_cases, desc);
 
-static struct htw_wheel *htw_hr_wheel_tick(struct kunit *test,
-					   clockid_t clockid, u64 tick_ns,
+static struct htw_wheel *htw_hr_wheel_tick(struct kunit *test, u64 tick_ns,
 					   u32 budget)
 {
+	const struct htw_hr_case *p = test->param_value;
 	struct htw_wheel_params params = {
 		.tick_ns = tick_ns,
 		.wheel_size = 64,
 		.expire_budget = budget,
-		.clockid = clockid,
+		.clockid = p->clockid,
+		.flags = p->flags,
 	};
 
 	return htw_test_wheel_params(test, &params);
 }
 
-static struct htw_wheel *htw_hr_wheel(struct kunit *test, clockid_t clockid)
+static struct htw_wheel *htw_hr_wheel(struct kunit *test)
 {
-	return htw_hr_wheel_tick(test, clockid, HTW_HR_TICK, 0);
+	return htw_hr_wheel_tick(test, HTW_HR_TICK, 0);
 }
 
 /*
@@ -77,7 +82,6 @@ static void htw_hr_complete(struct htw_test_timer *t)
 /* Timers a few ticks apart run in order, each at or after its expiry. */
 static void htw_core_hrtimer_timers_run_never_early(struct kunit *test)
 {
-	const struct htw_hr_case *p = test->param_value;
 	static const u64 delays_ms[] = { 1, 3, 3, 7, 20 };
 	const unsigned int n = ARRAY_SIZE(delays_ms);
 	struct completion *done;
@@ -87,7 +91,7 @@ static void htw_core_hrtimer_timers_run_never_early(struct kunit *test)
 	u64 start;
 
 	done = htw_hr_done(test);
-	wheel = htw_hr_wheel(test, p->clockid);
+	wheel = htw_hr_wheel(test);
 	t = htw_test_timers(test, wheel, n);
 	t[n - 1].action = htw_hr_complete;
 	t[n - 1].arg = 1;
@@ -121,7 +125,6 @@ static void htw_core_hrtimer_timers_run_never_early(struct kunit *test)
  */
 static void htw_core_hrtimer_del_sync_stops_periodic_timer(struct kunit *test)
 {
-	const struct htw_hr_case *p = test->param_value;
 	const u64 period = 2 * HTW_HR_TICK;
 	struct htw_wheel_stats stats;
 	struct completion *done;
@@ -131,7 +134,7 @@ static void htw_core_hrtimer_del_sync_stops_periodic_timer(struct kunit *test)
 	u64 first;
 
 	done = htw_hr_done(test);
-	wheel = htw_hr_wheel(test, p->clockid);
+	wheel = htw_hr_wheel(test);
 	t = htw_test_timers(test, wheel, 1);
 	t->action = htw_hr_complete;
 	t->arg = 5;
@@ -155,11 +158,10 @@ static void htw_core_hrtimer_del_sync_stops_periodic_timer(struct kunit *test)
 /* A wheel with no timer arms no hrtimer: it never runs, however long. */
 static void htw_core_hrtimer_empty_wheel_never_runs(struct kunit *test)
 {
-	const struct htw_hr_case *p = test->param_value;
 	struct htw_wheel_stats stats;
 	struct htw_wheel *wheel;
 
-	wheel = htw_hr_wheel(test, p->clockid);
+	wheel = htw_hr_wheel(test);
 	msleep(20);
 	htw_wheel_get_stats(wheel, &stats);
 	KUNIT_EXPECT_EQ(test, stats.runs, 0);
@@ -175,14 +177,13 @@ static void htw_core_hrtimer_empty_wheel_never_runs(struct kunit *test)
 
 static void htw_core_hrtimer_far_timer_takes_a_run_per_level(struct kunit *test)
 {
-	const struct htw_hr_case *p = test->param_value;
 	struct htw_wheel_stats stats;
 	struct completion *done;
 	struct htw_wheel *wheel;
 	struct htw_test_timer *t;
 
 	done = htw_hr_done(test);
-	wheel = htw_hr_wheel_tick(test, p->clockid, HTW_HR_FAR_TICK, 0);
+	wheel = htw_hr_wheel_tick(test, HTW_HR_FAR_TICK, 0);
 	t = htw_test_timers(test, wheel, 1);
 	t->action = htw_hr_complete;
 	t->arg = 1;
@@ -226,7 +227,6 @@ static void htw_hr_slow_complete(struct htw_test_timer *t)
 
 static u64 htw_hr_burst(struct kunit *test, u32 budget, bool slow)
 {
-	const struct htw_hr_case *p = test->param_value;
 	struct htw_wheel_stats stats;
 	struct completion *done;
 	struct htw_wheel *wheel;
@@ -235,7 +235,7 @@ static u64 htw_hr_burst(struct kunit *test, u32 budget, bool slow)
 	u64 expires;
 
 	done = htw_hr_done(test);
-	wheel = htw_hr_wheel_tick(test, p->clockid, HTW_HR_TICK, budget);
+	wheel = htw_hr_wheel_tick(test, HTW_HR_TICK, budget);
 	t = htw_test_timers(test, wheel, HTW_HR_BURST);
 	for (i = 0; slow && i < HTW_HR_BURST; i++)
 		t[i].action = htw_hr_slow;
@@ -316,7 +316,7 @@ static void htw_core_hrtimer_stop_ends_callbacks(struct kunit *test)
 	const struct htw_hr_case *p = test->param_value;
 	struct htw_wheel_params params = {
 		.tick_ns = HTW_HR_TICK, .wheel_size = 64, .expire_budget = 1,
-		.clockid = p->clockid,
+		.clockid = p->clockid, .flags = p->flags,
 	};
 	struct htw_wheel *wheel;
 	unsigned int i, started;

@@ -133,7 +133,7 @@ static const struct htw_core_params_case htw_core_invalid_params[] = {
 	  .clockid = CLOCK_TAI } },
 	{ "clockid -1", { .tick_ns = 1, .wheel_size = 64, .clockid = -1 } },
 	{ "unknown flag", { .tick_ns = 1, .wheel_size = 64,
-	  .clockid = CLOCK_MONOTONIC, .flags = BIT(3) } },
+	  .clockid = CLOCK_MONOTONIC, .flags = BIT(4) } },
 	{ "start_ns without HTW_WHEEL_MANUAL", { .tick_ns = 1,
 	  .wheel_size = 64, .clockid = CLOCK_MONOTONIC, .start_ns = 1 } },
 };

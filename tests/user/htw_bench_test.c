@@ -18,6 +18,7 @@ TEST(bench_smoke_run_reports_every_measure)
 		"expiries_over_100ms_epoll",
 		"expiry_lateness_p99", "kernel_memory_per_timer",
 		"close_with_timers", "close_with_10x_timers",
+		"close_with_100x_timers",
 	};
 	char line[256], seen[ARRAY_SIZE(measures)] = {};
 	unsigned int i;
