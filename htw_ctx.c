@@ -1267,8 +1267,11 @@ int htw_ctx_cancel(struct htw_ctx *ctx, u32 id)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_cancel);
 
-/* Events a read takes off the queue under one hold of the queue's lock. */
-#define HTW_CTX_TAKE		16U
+/*
+ * Events a read takes off the queue under one hold of the queue's lock, and
+ * copies out with one copy.
+ */
+#define HTW_CTX_TAKE		8U
 
 /*
  * Take up to @n events off the head of the queue, in order, onto @taken;
@@ -1315,15 +1318,6 @@ static void htw_utimer_event(const struct htw_utimer *ut, struct htw_event *ev)
 		ev->flags |= HTW_EVENT_BOOTTIME;
 	if (ut->flags & HTW_UT_REALTIME)
 		ev->flags |= HTW_EVENT_REALTIME;
-}
-
-/* Put back in a taken timer's record the event @ev it reported. */
-static void htw_utimer_restore(struct htw_utimer *ut,
-			       const struct htw_event *ev)
-{
-	ut->count = ev->count;
-	ut->expires = ev->expires;
-	ut->fired = ev->fired;
 }
 
 /*
@@ -1387,17 +1381,68 @@ static u64 htw_ctx_report_time(const struct htw_ctx *ctx,
 	return htw_time_minus(t, -ctx->params.time_offset[clock]);
 }
 
-/* Copy out one event, its times as the context reports them. */
-static bool htw_ctx_copy_event(const struct htw_ctx *ctx,
-			       const struct htw_utimer *ut,
-			       const struct htw_event *ev, struct iov_iter *to)
+/* An event being read: its timer, and what its reading leaves to do. */
+struct htw_ctx_reading {
+	struct htw_utimer *ut;
+	u64 next;
+	u64 when;
+	bool rearm;
+};
+
+/*
+ * Make in @ev the event of a timer taken off the queue, its times as the
+ * context reports them, and in @r where a periodic timer goes next.  The
+ * timer's record is left as it was, so that an event that is not copied
+ * out can be given back as it was taken: counted forward, its expiry would
+ * no longer match the place of a wall-clock timer, which would then look
+ * moved by a set of the clock.  Return 0, or -ENOMEM if the periodic
+ * timer's next place cannot be made ready.
+ */
+static int htw_ctx_read_event(struct htw_ctx *ctx, struct htw_utimer *ut,
+			      struct htw_event *ev, struct htw_ctx_reading *r)
+	__must_hold(&ctx->lock)
 {
 	enum htw_ctx_clock clock = htw_utimer_clock(ut);
-	struct htw_event out = *ev;
+	int ret;
 
-	out.expires = htw_ctx_report_time(ctx, clock, ev->expires);
-	out.fired = htw_ctx_report_time(ctx, clock, ev->fired);
-	return copy_to_iter(&out, sizeof(out), to) == sizeof(out);
+	htw_utimer_event(ut, ev);
+	/*
+	 * The wall clock was set since a cancel-on-set timer was placed, and
+	 * the work has not told it yet: this event is its last.
+	 */
+	if ((ut->flags & HTW_UT_CANCEL_ON_SET) &&
+	    !(ev->flags & HTW_EVENT_LAST) &&
+	    !htw_utimer_placed_for(ut, htw_ctx_real_offset(ctx))) {
+		ut->flags |= HTW_UT_CANCELED;
+		ev->flags |= HTW_EVENT_LAST | HTW_EVENT_CANCELED;
+	}
+	r->ut = ut;
+	r->rearm = !(ev->flags & HTW_EVENT_LAST);
+	if (r->rearm) {
+		ret = htw_utimer_forward(ctx, ut, ev, &r->next, &r->when);
+		if (ret)
+			return ret;
+	}
+	ev->expires = htw_ctx_report_time(ctx, clock, ev->expires);
+	ev->fired = htw_ctx_report_time(ctx, clock, ev->fired);
+	return 0;
+}
+
+/* An event was copied out: re-arm its periodic timer, or release it. */
+static void htw_ctx_read_done(struct htw_ctx_batch *batch,
+			      const struct htw_ctx_reading *r)
+	__must_hold(&batch->ctx->lock)
+{
+	struct htw_utimer *ut = r->ut;
+
+	if (!r->rearm) {
+		htw_utimer_release(batch, ut);
+		return;
+	}
+	/* Taken and idle: no callback reads it meanwhile. */
+	if (ut->flags & HTW_UT_REALTIME)
+		ut->expires = r->next;
+	WARN_ON_ONCE(htw_add(&ut->timer, r->when, 0, HTW_MODE_ABS));
 }
 
 /*
@@ -1409,13 +1454,12 @@ static bool htw_ctx_copy_event(const struct htw_ctx *ctx,
 static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 {
 	struct htw_ctx_batch batch = { .ctx = ctx };
-	unsigned int nr_taken = 0;
-	struct htw_event ev, popped;
+	struct htw_ctx_reading r[HTW_CTX_TAKE];
+	struct htw_event out[HTW_CTX_TAKE];
+	unsigned int n, m, i, copied;
 	struct htw_utimer *ut;
 	LIST_HEAD(taken);
-	u64 next, when;
 	ssize_t done = 0;
-	bool rearm;
 	int ret = 0;
 	u32 left;
 
@@ -1425,70 +1469,46 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 	 * Only the events queued now: a periodic timer re-armed by this read
 	 * may expire again before it ends, and is left for the next one.
 	 */
-	for (left = READ_ONCE(ctx->nr_queued);
-	     left && iov_iter_count(to) >= sizeof(ev); left--) {
+	left = READ_ONCE(ctx->nr_queued);
+	while (left && iov_iter_count(to) >= sizeof(out[0])) {
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
 			break;
 		}
-		if (!nr_taken) {
-			nr_taken = min_t(size_t, min(left, HTW_CTX_TAKE),
-					 iov_iter_count(to) / sizeof(ev));
-			nr_taken = htw_ctx_take(ctx, &taken, nr_taken);
-			if (!nr_taken)
-				break;
-		}
-		ut = htw_utimer_of_link(taken.next);
-		list_del(taken.next);
-		nr_taken--;
-		htw_utimer_event(ut, &ev);
-		/*
-		 * The wall clock was set since a cancel-on-set timer was placed,
-		 * and the work has not told it yet: this event is its last.
-		 */
-		if ((ut->flags & HTW_UT_CANCEL_ON_SET) &&
-		    !(ev.flags & HTW_EVENT_LAST) &&
-		    !htw_utimer_placed_for(ut, htw_ctx_real_offset(ctx))) {
-			ut->flags |= HTW_UT_CANCELED;
-			ev.flags |= HTW_EVENT_LAST | HTW_EVENT_CANCELED;
-		}
-		rearm = !(ev.flags & HTW_EVENT_LAST);
-		/*
-		 * An event given back is given back as it was popped: counted
-		 * forward, its expiry would no longer match the place of a
-		 * wall-clock timer, which would then look moved by a set.
-		 */
-		popped = ev;
-		if (rearm && htw_utimer_forward(ctx, ut, &ev, &next, &when)) {
+		n = min_t(size_t, min(left, HTW_CTX_TAKE),
+			  iov_iter_count(to) / sizeof(out[0]));
+		n = htw_ctx_take(ctx, &taken, n);
+		if (!n)
+			break;
+		left -= n;
+		for (m = 0; !list_empty(&taken);) {
+			ut = htw_utimer_of_link(taken.next);
+			list_del(taken.next);
+			if (!htw_ctx_read_event(ctx, ut, &out[m], &r[m])) {
+				m++;
+				continue;
+			}
 			/* Out of memory: it waits, the events behind it do not. */
-			htw_utimer_restore(ut, &popped);
 			spin_lock_irq(&ctx->wqh.lock);
 			__htw_utimer_queue(ctx, ut, false);
 			spin_unlock_irq(&ctx->wqh.lock);
 			ret = -ENOMEM;
-			continue;
 		}
-		if (!htw_ctx_copy_event(ctx, ut, &ev, to)) {
-			/* It goes back first, before the others taken. */
-			htw_utimer_restore(ut, &popped);
-			list_add(htw_timer_link(&ut->timer), &taken);
-			nr_taken++;
+		copied = copy_to_iter(out, m * sizeof(out[0]), to) / sizeof(out[0]);
+		for (i = 0; i < copied; i++)
+			htw_ctx_read_done(&batch, &r[i]);
+		done += copied * sizeof(out[0]);
+		if (copied < m) {
+			/* Those not copied go back first, in their order. */
+			for (i = m; i-- > copied;)
+				list_add(htw_timer_link(&r[i].ut->timer), &taken);
+			htw_ctx_give_back(ctx, &taken, m - copied);
 			ret = -EFAULT;
 			break;
-		}
-		done += sizeof(ev);
-		if (rearm) {
-			/* Popped and idle: no callback reads it meanwhile. */
-			if (ut->flags & HTW_UT_REALTIME)
-				ut->expires = next;
-			WARN_ON_ONCE(htw_add(&ut->timer, when, 0, HTW_MODE_ABS));
-		} else {
-			htw_utimer_release(&batch, ut);
 		}
 		/* A read may copy out a million events. */
 		cond_resched();
 	}
-	htw_ctx_give_back(ctx, &taken, nr_taken);
 	htw_ctx_batch_end(&batch);
 	return done ?: ret;
 }
