@@ -286,53 +286,74 @@ static int htw_ioctl_cancel(struct htw_ctx *ctx, void __user *argp,
  */
 #define HTW_BATCH_CHUNK		HTW_CTX_BATCH_MAX
 
-/* Run one operation of a batch, its context held; return its result. */
-static int htw_batch_run(struct htw_ctx_batch *cb, struct htw_op *op,
-			 struct htw_op __user *u)
+/*
+ * Check one operation of a batch, as its own ioctl would before any lock:
+ * return the result it gets without running, or 0 if it is to run.  The
+ * expiry of an arm or a modify is made absolute on the kernel's clock.
+ */
+static int htw_batch_check(struct htw_ctx *ctx, struct htw_op *op)
 {
 	struct htw_timer_spec *spec = &op->spec;
 
 	switch (op->op) {
 	case HTW_OP_ARM:
-		htw_spec_from_timens(spec);
-		return htw_ctx_batch_arm(cb, spec, &u->spec.id);
 	case HTW_OP_MODIFY:
 		htw_spec_from_timens(spec);
-		return htw_ctx_batch_modify(cb, spec);
+		return htw_ctx_check(ctx, spec);
 	case HTW_OP_CANCEL:
 		if (spec->flags || spec->expires || spec->period ||
 		    spec->user_data)
 			return -EINVAL;
-		return htw_ctx_batch_cancel(cb, spec->id);
+		return 0;
 	default:
 		return -EINVAL;
 	}
 }
 
-/*
- * Read up to @n operations, @usize bytes apart from @uop, into @ops, each
- * with its result so far: 0, or -EINVAL for unknown bytes that are not
- * zero.  Return how many could be read: fewer than @n if one faults.
- */
-static unsigned int htw_batch_read(struct htw_op *ops, const void __user *uop,
-				   unsigned int n, size_t usize)
+/* Run one checked operation of a batch, its context held. */
+static int htw_batch_run(struct htw_ctx_batch *cb, struct htw_op *op,
+			 struct htw_op __user *u)
 {
-	unsigned int i;
-	size_t left;
+	switch (op->op) {
+	case HTW_OP_ARM:
+		return htw_ctx_batch_arm(cb, &op->spec, &u->spec.id);
+	case HTW_OP_MODIFY:
+		return htw_ctx_batch_modify(cb, &op->spec);
+	default:
+		return htw_ctx_batch_cancel(cb, op->spec.id);
+	}
+}
+
+/*
+ * Read up to @n operations, @usize bytes apart from @uop, into @ops, and
+ * check each: its result so far is 0, or the error it gets without running
+ * (-EINVAL for unknown bytes that are not zero).  Return how many could be
+ * read: fewer than @n if one faults.
+ */
+static unsigned int htw_batch_read(struct htw_ctx *ctx, struct htw_op *ops,
+				   const void __user *uop, unsigned int n,
+				   size_t usize)
+{
+	unsigned int i = 0;
 	int ret;
 
-	if (usize == sizeof(*ops)) {
-		left = copy_from_user(ops, uop, n * usize);
-		n -= DIV_ROUND_UP(left, usize);
-		for (i = 0; i < n; i++)
-			ops[i].result = 0;
+	/* One copy; where it stops short, one operation at a time. */
+	if (usize == sizeof(*ops) && !copy_from_user(ops, uop, n * usize)) {
+		for (; i < n; i++)
+			ops[i].result = htw_batch_check(ctx, &ops[i]);
 		return n;
 	}
-	for (i = 0; i < n; i++, uop += usize) {
+	for (uop += i * usize; i < n; i++, uop += usize) {
 		ret = copy_struct_from_user(&ops[i], sizeof(*ops), uop, usize);
 		if (ret == -EFAULT)
 			break;
-		ops[i].result = ret ? -EINVAL : 0;
+		if (ret) {
+			/* Not read: nothing of it may be used. */
+			memset(&ops[i], 0, sizeof(ops[i]));
+			ops[i].result = -EINVAL;
+		} else {
+			ops[i].result = htw_batch_check(ctx, &ops[i]);
+		}
 	}
 	return i;
 }
@@ -431,7 +452,7 @@ static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
 	uop = u64_to_user_ptr(batch.ops);
 	while (done < batch.count) {
 		n = min_t(u32, batch.count - done, HTW_BATCH_CHUNK);
-		n = htw_batch_read(ops, uop, n, batch.op_size);
+		n = htw_batch_read(ctx, ops, uop, n, batch.op_size);
 		n = htw_batch_claim(uop, n, batch.op_size);
 		/* The first operation that cannot be read or answered stops it. */
 		if (!n)

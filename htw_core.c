@@ -94,7 +94,8 @@
  * paces it.
  *
  * A callback runs without the wheel's lock, with the wheel's
- * @running pointing at its timer; a periodic timer is re-armed at
+ * @running pointing at its timer (or, on a wheel of
+ * HTW_WHEEL_LOCKED_CALLBACKS, with the lock held); a periodic timer is re-armed at
  * (previous expiry + period) before its callback, skipping (and counting
  * as overruns) the periods that have already passed, as
  * hrtimer_forward() does.
@@ -108,26 +109,31 @@
  * the timer either in a bucket, on the due list, or idle, never in between:
  * a cascade moves the timer under the same lock the cancel takes.
  *
- * Nested inside wheel->lock are only the hrtimer's base lock (through
+ * Nested inside wheel->lock are the hrtimer's base lock (through
  * hrtimer_start() and hrtimer_try_to_cancel()) and the lock of @wq (and the
  * scheduler's, through wake_up_all()); the hrtimer callback takes
  * wheel->lock itself.  Callbacks are called with no lock held, so they may
- * take their own locks and re-enter the wheel; but for a wheel of
- * HTW_WHEEL_LOCKED_CALLBACKS, whose callbacks are called with wheel->lock
- * held, batch by batch, and may take no lock that is ever held around a
- * call of htw_*() on that wheel.  Dropping and taking the lock around each
- * callback, and telling htw_del_sync() which one runs, costs about as
- * much as a callback that only queues an event and wakes a reader, which
- * is what /dev/htw's do: they run under the lock, and htw_del_sync() on
- * such a wheel never waits, since no callback runs while it holds the
- * lock.  wheel->lock is a spinlock_t: on PREEMPT_RT it sleeps, and timers
- * cannot be armed from hard interrupt context there.
+ * take their own locks and re-enter the wheel.
  *
- * The expiry run drops the lock now and then: around each callback, and
- * every HTW_MOVE_BATCH timers it moves, so that interrupts are never off
- * for long however many timers share a bucket.  Only one expiry run is in
- * progress at a time (@expiring), and what it has not yet moved stays where
- * a cancel can find it.
+ * But on a wheel of HTW_WHEEL_LOCKED_CALLBACKS, the callbacks are called
+ * with wheel->lock held, HTW_LOCKED_CALLBACKS of them in one hold: they
+ * may take no lock that is ever held around a call of htw_*() on any
+ * wheel, and call htw_*() on none.  Dropping and taking the lock around
+ * each callback, and telling htw_del_sync() which one runs, costs about as
+ * much as a callback that only queues an event and wakes a reader, which
+ * is what /dev/htw's do.  htw_del_sync() on such a wheel never waits: no
+ * callback runs while it holds the lock.  Such wheels' locks are a lockdep
+ * class of their own, since the locks their callbacks take nest inside
+ * them, where other wheels' callbacks may hold their own locks around
+ * htw_*().  wheel->lock is a spinlock_t: on PREEMPT_RT it sleeps, and
+ * timers cannot be armed from hard interrupt context there.
+ *
+ * The expiry run drops the lock now and then: around each callback (every
+ * HTW_LOCKED_CALLBACKS of them, on a wheel of HTW_WHEEL_LOCKED_CALLBACKS),
+ * and every HTW_MOVE_BATCH timers it moves, so that interrupts are never
+ * off for long however many timers share a bucket.  Only one expiry run is
+ * in progress at a time (@expiring), and what it has not yet moved stays
+ * where a cancel can find it.
  *
  * htw_del_sync() waits, on @wq, until the timer's callback is no longer
  * running; a callback asking to wait for itself would wait forever and is
@@ -229,6 +235,9 @@ struct htw_wheel {
 	/* The buckets are @lock's; each level's pointer is set once. */
 	struct htw_level levels[];
 };
+
+/* The lockdep class of the lock of wheels whose callbacks run under it. */
+static struct lock_class_key htw_locked_wheel_key;
 
 /* Every wheel, for htw_wheels_sops; see "Locking" above. */
 static LIST_HEAD(htw_wheels);
@@ -809,9 +818,10 @@ static bool __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *time
 
 /*
  * Run up to the wheel's budget of due callbacks, dropping the lock around
- * each.  A periodic timer is put back into the wheel before its callback,
- * so that the callback may cancel or move it like any armed timer.
- * Return the number of callbacks run.
+ * each, or after every HTW_LOCKED_CALLBACKS on a wheel whose callbacks run
+ * under it.  A periodic timer is put back into the wheel before its
+ * callback, so that the callback may cancel or move it like any armed
+ * timer.  Return the number of callbacks run.
  */
 static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 	__must_hold(&wheel->lock)
@@ -853,6 +863,11 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 		if (wheel->flags & HTW_WHEEL_LOCKED_CALLBACKS) {
 			func(timer, expired, count);
 			trace_htw_timer_expire_exit(timer);
+			/* No callback runs while the lock is dropped. */
+			if (!(done % HTW_LOCKED_CALLBACKS)) {
+				spin_unlock_irqrestore(&wheel->lock, *flags);
+				spin_lock_irqsave(&wheel->lock, *flags);
+			}
 			continue;
 		}
 		wheel->running = timer;
@@ -1004,6 +1019,8 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 		wheel->level_of[f] = min(DIV_ROUND_UP(f, shift), nr_levels) - 1;
 
 	spin_lock_init(&wheel->lock);
+	if (params->flags & HTW_WHEEL_LOCKED_CALLBACKS)
+		lockdep_set_class(&wheel->lock, &htw_locked_wheel_key);
 	init_waitqueue_head(&wheel->wq);
 	htw_lockdep_init(wheel);
 	INIT_LIST_HEAD(&wheel->due);

@@ -103,13 +103,13 @@ enum htw_mode {
  * allocations fail with -ENOMEM rather than invoke the OOM killer.
  *
  * HTW_WHEEL_LOCKED_CALLBACKS: the callbacks run with the wheel's lock held
- * (interrupts off but on PREEMPT_RT), one batch of the expiry run after
- * the other, which spares a lock round trip per callback.  They must not
- * call htw_*() on the wheel's timers, nor take a lock that is held around
- * such a call; htw_wheel_now() and htw_timer_wheel_data() are safe.  In
- * return, htw_del_sync() never waits: no callback runs while it holds the
- * lock.  For short callbacks that hand the expiry on (queue an event, wake
- * a reader).
+ * (interrupts off but on PREEMPT_RT), HTW_LOCKED_CALLBACKS of them in one
+ * hold of it, which spares a lock round trip per callback.  They must not
+ * call htw_*() on any wheel, nor take a lock that is held around such a
+ * call; htw_wheel_now() and htw_timer_wheel_data() are safe.  In return,
+ * htw_del_sync() never waits: no callback runs while it holds the lock.
+ * For short callbacks that hand the expiry on (queue an event, wake a
+ * reader).
  */
 #define HTW_WHEEL_MANUAL		BIT(0)
 #define HTW_WHEEL_LAZY_LEVELS		BIT(1)
@@ -124,6 +124,12 @@ enum htw_mode {
 
 /* Most levels any wheel can have (tick 1 ns, 2 buckets a level). */
 #define HTW_MAX_LEVELS		64
+
+/*
+ * Callbacks of a wheel of HTW_WHEEL_LOCKED_CALLBACKS run in one hold of its
+ * lock, interrupts off: the longest its expiry run keeps them off.
+ */
+#define HTW_LOCKED_CALLBACKS	8
 
 /* Callbacks one batch of an expiry run makes when the caller does not choose. */
 #define HTW_DEFAULT_BUDGET	128

@@ -104,8 +104,9 @@
  * arms it or frees it: arm, modify, cancel, and read(), which takes events
  * off the queue, releases one-shot timers and re-arms periodic ones.
  * Holding it, a timer cannot disappear; it is never taken by the callbacks.
- * User memory is written under it (the id of a new timer, the events), so
- * nothing may take it with mmap_lock held; a fault that stalls (a FUSE
+ * User memory is written under it (the id of a new timer, the results of
+ * a batch's operations, the events), so nothing may take it with mmap_lock
+ * held; a fault that stalls (a FUSE
  * mapping) stalls only the users of this file, and they wait killably.
  *
  * ctx->wqh.lock (the wait queue's spinlock, taken with interrupts disabled)
@@ -196,8 +197,11 @@
  * @queued, @count, @expires and @fired are protected by &htw_ctx.wqh.lock,
  * but for a wall-clock timer's @expires while it is armed: that changes
  * only under &htw_ctx.lock while the timer is idle and unqueued, and its
- * callback reads it without a lock.  The other fields change only under
- * &htw_ctx.lock, while the timer is not armed.
+ * callback reads it without a lock.  A timer that is idle and unqueued
+ * (its event taken off the queue by a read, or its callback waited for by
+ * htw_del_sync()) is touched by no callback: the holder of &htw_ctx.lock
+ * may then read and write them without the queue's lock.  The other fields
+ * change only under &htw_ctx.lock, while the timer is not armed.
  */
 struct htw_utimer {
 	struct htw_timer timer;
@@ -624,8 +628,10 @@ static void __htw_utimer_unqueue(struct htw_ctx *ctx, struct htw_utimer *ut)
 }
 
 /*
- * Check a timer spec and turn its expiry into an absolute time on its clock.
- * Validation comes before any lock: flags, then the period, then the expiry.
+ * Check a timer spec and turn its expiry into an absolute time on its clock:
+ * flags, then the period, then the expiry.  htw_ctx_check() does it before
+ * a batch takes any lock; the batch's operations check again, which for an
+ * absolute expiry reads no clock.
  */
 static int htw_spec_check(struct htw_ctx *ctx,
 			  const struct htw_timer_spec *spec, u64 *expires)
@@ -703,7 +709,8 @@ static void htw_utimer_stop(struct htw_ctx *ctx, struct htw_utimer *ut)
 	htw_del_sync(&ut->timer);
 	/*
 	 * No callback of it runs now, and only holders of ctx->lock queue its
-	 * event: @queued can be read without the queue's lock.
+	 * event: @queued can be read without the queue's lock.  Unqueued, its
+	 * @count is read by nobody until an event is queued again.
 	 */
 	if (!ut->queued)
 		return;
@@ -724,20 +731,18 @@ static struct htw_utimer *htw_ctx_find(struct htw_ctx *ctx, u32 id)
 	return ut && ut->id == id ? ut : NULL;
 }
 
-/* Free the timers @batch released, and uncharge them. */
+/* Free the timers @batch released. */
 static void htw_ctx_batch_flush(struct htw_ctx_batch *batch)
 {
-	struct htw_user *user = batch->ctx->params.user;
-
-	if (user && batch->nr_dead)
-		htw_user_uncharge(user, batch->nr_dead);
 	kmem_cache_free_bulk(htw_utimer_cache, batch->nr_dead, batch->dead);
 	batch->nr_dead = 0;
 }
 
 /*
- * Forget a timer that is off its wheel and has no event queued; its memory
- * goes with the others @batch released, at the latest when the batch ends.
+ * Forget a timer that is off its wheel and has no event queued, and give
+ * its user the room back at once, so that an arm after it in the same
+ * batch finds it; its memory goes with the others @batch released, at the
+ * latest when the batch ends.
  */
 static void htw_utimer_release(struct htw_ctx_batch *batch,
 			       struct htw_utimer *ut)
@@ -749,6 +754,8 @@ static void htw_utimer_release(struct htw_ctx_batch *batch,
 
 	xa_erase(&ctx->timers, htw_id_slot(ctx, ut->id));
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers - 1);
+	if (ctx->params.user)
+		htw_user_uncharge(ctx->params.user, 1);
 	if (batch->nr_dead == ARRAY_SIZE(batch->dead))
 		htw_ctx_batch_flush(batch);
 	batch->dead[batch->nr_dead++] = ut;
@@ -976,6 +983,34 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_destroy);
 
 /**
+ * htw_ctx_check() - check a timer spec before its batch begins
+ * @ctx: the context
+ * @spec: the spec; a relative expiry is made absolute on its clock, and
+ *	%HTW_TIMER_ABSTIME set
+ *
+ * What htw_ctx_batch_arm() and htw_ctx_batch_modify() refuse with -EINVAL,
+ * refused before the batch takes a lock or allocates, as the device's
+ * ioctls promise; and a relative expiry counted from the present as the
+ * call began, not as its batch got the context.
+ *
+ * Context: Any context.
+ * Return: 0, or -EINVAL.
+ */
+int htw_ctx_check(struct htw_ctx *ctx, struct htw_timer_spec *spec)
+{
+	u64 expires;
+	int ret;
+
+	ret = htw_spec_check(ctx, spec, &expires);
+	if (ret)
+		return ret;
+	spec->expires = expires;
+	spec->flags |= HTW_TIMER_ABSTIME;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_check);
+
+/**
  * htw_ctx_batch_begin() - hold a context for a batch of operations
  * @ctx: the context
  * @batch: the batch, to pass to the operations and to htw_ctx_batch_end()
@@ -983,9 +1018,10 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_destroy);
  *
  * A batch takes the context's mutex once for all its operations, allocates
  * the timers of its arms with one kmem_cache_alloc_bulk(), and frees those
- * its cancels and reads release with one kmem_cache_free_bulk(), after the
- * mutex is let go.  Memory the bulk allocation could not find is allocated
- * by each arm in turn, which can then fail alone with -ENOMEM.
+ * its cancels and reads release with one kmem_cache_free_bulk(), once the
+ * mutex is let go (or, past %HTW_CTX_BATCH_MAX of them, that many at a
+ * time as they come).  Memory the bulk allocation could not find is
+ * allocated by each arm in turn, which can then fail alone with -ENOMEM.
  *
  * Context: Process context; may sleep.  The batch holds the context's mutex
  * until htw_ctx_batch_end(): nothing the caller does meanwhile may take
@@ -1211,14 +1247,20 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_cancel);
 int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 		u32 __user *id_out)
 {
+	struct htw_timer_spec abs = *spec;
 	struct htw_ctx_batch batch;
 	int ret;
 
+	ret = htw_ctx_check(ctx, &abs);
+	if (ret)
+		return ret;
 	ret = htw_ctx_batch_begin(ctx, &batch, 1);
 	if (ret)
 		return ret;
-	ret = htw_ctx_batch_arm(&batch, spec, id_out);
+	ret = htw_ctx_batch_arm(&batch, &abs, id_out);
 	htw_ctx_batch_end(&batch);
+	if (!ret)
+		spec->id = abs.id;
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_arm);
@@ -1233,13 +1275,17 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_arm);
  */
 int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
 {
+	struct htw_timer_spec abs = *spec;
 	struct htw_ctx_batch batch;
 	int ret;
 
+	ret = htw_ctx_check(ctx, &abs);
+	if (ret)
+		return ret;
 	ret = htw_ctx_batch_begin(ctx, &batch, 0);
 	if (ret)
 		return ret;
-	ret = htw_ctx_batch_modify(&batch, spec);
+	ret = htw_ctx_batch_modify(&batch, &abs);
 	htw_ctx_batch_end(&batch);
 	return ret;
 }
@@ -1340,6 +1386,8 @@ static void htw_ctx_give_back(struct htw_ctx *ctx, struct list_head *taken,
 		htw_utimer_of_link(link)->queued = true;
 	list_splice_init(taken, &ctx->events);
 	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + nr_taken);
+	/* A poller may have found the queue empty meanwhile, and slept. */
+	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
@@ -1491,6 +1539,7 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 			/* Out of memory: it waits, the events behind it do not. */
 			spin_lock_irq(&ctx->wqh.lock);
 			__htw_utimer_queue(ctx, ut, false);
+			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 			spin_unlock_irq(&ctx->wqh.lock);
 			ret = -ENOMEM;
 		}

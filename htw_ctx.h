@@ -80,7 +80,7 @@ struct htw_user *htw_ctx_user(struct htw_ctx *ctx);
 struct htw_wheel *htw_ctx_wheel(struct htw_ctx *ctx, enum htw_ctx_clock clock);
 
 /* Most timers a batch allocates ahead, or frees at once. */
-#define HTW_CTX_BATCH_MAX	16
+#define HTW_CTX_BATCH_MAX	8
 
 /**
  * struct htw_ctx_batch - operations run under one hold of a context
@@ -98,6 +98,7 @@ struct htw_ctx_batch {
 	void *dead[HTW_CTX_BATCH_MAX];
 };
 
+int htw_ctx_check(struct htw_ctx *ctx, struct htw_timer_spec *spec);
 int htw_ctx_batch_begin(struct htw_ctx *ctx, struct htw_ctx_batch *batch,
 			unsigned int nr_arms);
 int htw_ctx_batch_arm(struct htw_ctx_batch *batch, struct htw_timer_spec *spec,

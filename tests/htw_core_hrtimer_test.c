@@ -82,6 +82,9 @@ static void htw_hr_complete(struct htw_test_timer *t)
 /* Timers a few ticks apart run in order, each at or after its expiry. */
 static void htw_core_hrtimer_timers_run_never_early(struct kunit *test)
 {
+	const struct htw_hr_case *p = test->param_value;
+	bool locked = !IS_ENABLED(CONFIG_PREEMPT_RT) &&
+		      (p->flags & HTW_WHEEL_LOCKED_CALLBACKS);
 	static const u64 delays_ms[] = { 1, 3, 3, 7, 20 };
 	const unsigned int n = ARRAY_SIZE(delays_ms);
 	struct completion *done;
@@ -113,6 +116,8 @@ static void htw_core_hrtimer_timers_run_never_early(struct kunit *test)
 				    expires - t[i].fired_at);
 		KUNIT_EXPECT_LT_MSG(test, t[i].fired_at, expires + HTW_HR_SLACK,
 				    "timer %u", i);
+		/* Under the wheel's lock, taken with interrupts off, or not. */
+		KUNIT_EXPECT_EQ_MSG(test, t[i].irqs_off, locked, "timer %u", i);
 		if (i && delays_ms[i] > delays_ms[i - 1])
 			KUNIT_EXPECT_GT_MSG(test, t[i].seq, t[i - 1].seq,
 					    "timer %u", i);

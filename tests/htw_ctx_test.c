@@ -530,6 +530,41 @@ static void htw_ctx_batch_allocates_and_frees_in_bulk(struct kunit *test)
 	htw_user_put(user);
 }
 
+/*
+ * A cancel gives its user the room back at once: an arm after it in the
+ * same batch, at the user's limit, finds it.
+ */
+static void htw_ctx_batch_cancel_makes_room_for_the_next_arm(struct kunit *test)
+{
+	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
+	struct htw_timer_spec spec = { .expires = 100 };
+	unsigned int limit = UINT_MAX;
+	struct htw_ctx_batch batch;
+	struct htw_user *user;
+	struct htw_ctx *ctx;
+	u32 id;
+
+	user = htw_user_get(KUIDT_INIT(60004));
+	KUNIT_ASSERT_NOT_NULL(test, user);
+	p.max_user_timers = &limit;
+	p.user = user;
+	ctx = htw_ctx_create(&p);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx);
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
+	id = spec.id;
+	limit = htw_user_timers(user);
+	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(ctx, &spec, NULL));
+
+	KUNIT_ASSERT_EQ(test, 0, htw_ctx_batch_begin(ctx, &batch, 1));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_batch_cancel(&batch, id));
+	KUNIT_EXPECT_EQ(test, 0, htw_ctx_batch_arm(&batch, &spec, NULL));
+	htw_ctx_batch_end(&batch);
+	KUNIT_EXPECT_EQ(test, limit, htw_user_timers(user));
+	htw_ctx_destroy(ctx);
+	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(user));
+	htw_user_put(user);
+}
+
 static void htw_ctx_contexts_do_not_share_ids(struct kunit *test)
 {
 	struct htw_ctx_test *t = test->priv;
@@ -867,6 +902,7 @@ static struct kunit_case htw_ctx_test_cases[] = {
 	KUNIT_CASE(htw_ctx_wheel_grows_levels_on_demand),
 	KUNIT_CASE(htw_ctx_user_limit_spans_contexts),
 	KUNIT_CASE(htw_ctx_batch_allocates_and_frees_in_bulk),
+	KUNIT_CASE(htw_ctx_batch_cancel_makes_room_for_the_next_arm),
 	KUNIT_CASE(htw_ctx_contexts_do_not_share_ids),
 	KUNIT_CASE(htw_ctx_boottime_timer_runs_on_boottime),
 	KUNIT_CASE(htw_ctx_destroy_releases_every_timer),

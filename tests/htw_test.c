@@ -20,6 +20,7 @@ static void htw_test_fn(struct htw_timer *timer, u64 expired, u64 count)
 	t->fired_at = htw_wheel_now(t->wheel);
 	t->expired = expired;
 	t->count = count;
+	t->irqs_off = irqs_disabled();
 	t->seq = ctx->fired;
 	if (ctx->fired < ctx->log_size)
 		ctx->log[ctx->fired] = t;

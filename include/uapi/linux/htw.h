@@ -303,14 +303,16 @@ struct htw_event {
  *	whose event has been read is gone).
  *
  * HTW_IOC_BATCH: run &htw_batch.count operations.  Returns the number of
- *	operations run: all of them, unless one faults.  An operation that
- *	cannot be read, or whose &htw_op.result (or, for %HTW_OP_ARM, id)
- *	cannot be written before it runs, is not run and stops the batch
- *	(it is not counted; its &htw_op.result may read -%EINPROGRESS,
- *	which the kernel writes there before it runs an operation, to know
- *	that it can).  An operation whose result cannot be written
- *	after it ran (the memory was unmapped meanwhile) stops the batch too,
- *	and is counted: it took effect.  %E2BIG: &htw_batch.count is above
+ *	operations run: all of them, unless one faults.  The kernel reads and
+ *	runs them a group of eight at a time, and writes -%EINPROGRESS into
+ *	the &htw_op.result of each operation of a group before it runs the
+ *	group, to know that it can.  An operation that cannot be read, or
+ *	whose &htw_op.result (or, for %HTW_OP_ARM, id) cannot be written
+ *	before it runs, is not run and stops the batch (it is not counted;
+ *	its &htw_op.result, and those of its group after it, which did not
+ *	run either, may read -%EINPROGRESS).  An operation whose result
+ *	cannot be written after it ran (the memory was unmapped meanwhile)
+ *	stops the batch too, and is counted: it took effect.  %E2BIG: &htw_batch.count is above
  *	%HTW_BATCH_MAX.  %EINVAL: &htw_batch.op_size below
  *	%HTW_OP_SIZE_VER0 or above the page size.  %EFAULT: the first
  *	operation faults.  %EINTR: a fatal signal came before the first
