@@ -136,8 +136,9 @@
  * where a cancel can find it.
  *
  * htw_del_sync() waits, on @wq, until the timer's callback is no longer
- * running; a callback asking to wait for itself would wait forever and is
- * refused.
+ * running (on a wheel of HTW_WHEEL_LOCKED_CALLBACKS, taking the lock is
+ * the wait); a callback asking to wait for itself would wait forever and
+ * is refused.
  *
  * htw_wheels_lock (a mutex) protects the list of all wheels, htw_wheels,
  * and each wheel's @node in it: creating and destroying a wheel take it,
