@@ -16,15 +16,15 @@
  * they became due, batch after batch (see HTW_RUN_NS), so the k-th of a
  * burst starts about k callbacks after the first.  (One exception to the
  * order: a timer armed already due while a crowded bucket of the present
- * tick is still being emptied runs before the rest of that bucket.)  And a bucket of a higher
- * level is moved down when its start passes, before its timers are due, in
- * batches too: a timer due at that start waits for the moves of the timers
- * ahead of it in the bucket.  (In UML, with a 1 ms tick, 100,000 timers due
- * at one instant: the first callback 1.1 ms after the expiry, the last
- * 8.2 ms; timer_list's, 17.0 and 20.6 ms.)  Arming and cancelling are
- * O(1) and never allocate (on a wheel that allocates its levels on demand,
- * htw_wheel_reserve() does, beforehand).  See the design notes at the top of
- * htw_core.c.
+ * tick is still being emptied runs before the rest of that bucket.)  And a
+ * bucket of a higher level is moved down when its start passes, before its
+ * timers are due, in batches too: a timer due at that start waits for the
+ * moves of the timers ahead of it in the bucket.  (In UML, with a 1 ms
+ * tick, 100,000 timers due at one instant: the first callback 1.1 ms after
+ * the expiry, the last 6.1 ms; timer_list's, 16 and 20 ms.)  Arming and
+ * cancelling are O(1) and never allocate (on a wheel that allocates its
+ * levels on demand, htw_wheel_reserve() does, beforehand).  See the design
+ * notes at the top of htw_core.c.
  */
 #ifndef _HTW_CORE_H
 #define _HTW_CORE_H

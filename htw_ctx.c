@@ -1235,6 +1235,25 @@ int htw_ctx_batch_cancel(struct htw_ctx_batch *batch, u32 id)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_cancel);
 
+/* Arm a new timer, or re-arm one, as a batch of one; @spec is a copy. */
+static int htw_ctx_one(struct htw_ctx *ctx, struct htw_timer_spec *spec,
+		       u32 __user *id_out, bool arm)
+{
+	struct htw_ctx_batch batch;
+	int ret;
+
+	ret = htw_ctx_check(ctx, spec);
+	if (ret)
+		return ret;
+	ret = htw_ctx_batch_begin(ctx, &batch, arm);
+	if (ret)
+		return ret;
+	ret = arm ? htw_ctx_batch_arm(&batch, spec, id_out) :
+		    htw_ctx_batch_modify(&batch, spec);
+	htw_ctx_batch_end(&batch);
+	return ret;
+}
+
 /**
  * htw_ctx_arm() - arm a new timer, as a batch of one
  * @ctx: the context
@@ -1248,17 +1267,9 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 		u32 __user *id_out)
 {
 	struct htw_timer_spec abs = *spec;
-	struct htw_ctx_batch batch;
 	int ret;
 
-	ret = htw_ctx_check(ctx, &abs);
-	if (ret)
-		return ret;
-	ret = htw_ctx_batch_begin(ctx, &batch, 1);
-	if (ret)
-		return ret;
-	ret = htw_ctx_batch_arm(&batch, &abs, id_out);
-	htw_ctx_batch_end(&batch);
+	ret = htw_ctx_one(ctx, &abs, id_out, true);
 	if (!ret)
 		spec->id = abs.id;
 	return ret;
@@ -1276,18 +1287,8 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_arm);
 int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec)
 {
 	struct htw_timer_spec abs = *spec;
-	struct htw_ctx_batch batch;
-	int ret;
 
-	ret = htw_ctx_check(ctx, &abs);
-	if (ret)
-		return ret;
-	ret = htw_ctx_batch_begin(ctx, &batch, 0);
-	if (ret)
-		return ret;
-	ret = htw_ctx_batch_modify(&batch, &abs);
-	htw_ctx_batch_end(&batch);
-	return ret;
+	return htw_ctx_one(ctx, &abs, NULL, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_modify);
 
