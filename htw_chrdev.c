@@ -343,7 +343,7 @@ static unsigned int htw_batch_read(struct htw_ctx *ctx, struct htw_op *ops,
 			ops[i].result = htw_batch_check(ctx, &ops[i]);
 		return n;
 	}
-	for (uop += i * usize; i < n; i++, uop += usize) {
+	for (; i < n; i++, uop += usize) {
 		ret = copy_struct_from_user(&ops[i], sizeof(*ops), uop, usize);
 		if (ret == -EFAULT)
 			break;

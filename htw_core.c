@@ -93,12 +93,11 @@
  * needed.  A manual wheel's run (htw_advance()) is one batch: its caller
  * paces it.
  *
- * A callback runs without the wheel's lock, with the wheel's
- * @running pointing at its timer (or, on a wheel of
- * HTW_WHEEL_LOCKED_CALLBACKS, with the lock held); a periodic timer is re-armed at
- * (previous expiry + period) before its callback, skipping (and counting
- * as overruns) the periods that have already passed, as
- * hrtimer_forward() does.
+ * A callback runs without the wheel's lock, with the wheel's @running
+ * pointing at its timer (or, on a wheel of HTW_WHEEL_LOCKED_CALLBACKS,
+ * with the lock held); a periodic timer is re-armed at (previous expiry +
+ * period) before its callback, skipping (and counting as overruns) the
+ * periods that have already passed, as hrtimer_forward() does.
  *
  * Locking
  * -------

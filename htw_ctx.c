@@ -1036,10 +1036,13 @@ int htw_ctx_batch_begin(struct htw_ctx *ctx, struct htw_ctx_batch *batch,
 	batch->nr_spare = 0;
 	batch->nr_dead = 0;
 	nr_arms = min_t(unsigned int, nr_arms, ARRAY_SIZE(batch->spare));
-	if (nr_arms)
-		batch->nr_spare = kmem_cache_alloc_bulk(htw_utimer_cache,
-							HTW_CTX_GFP,
-							nr_arms, batch->spare);
+	/*
+	 * All or nothing: older kernels return the count allocated or 0, newer
+	 * ones (7.2) true or false; either is non-zero when all were.
+	 */
+	if (nr_arms && kmem_cache_alloc_bulk(htw_utimer_cache, HTW_CTX_GFP,
+					     nr_arms, batch->spare))
+		batch->nr_spare = nr_arms;
 	if (mutex_lock_killable(&ctx->lock)) {
 		kmem_cache_free_bulk(htw_utimer_cache, batch->nr_spare,
 				     batch->spare);
