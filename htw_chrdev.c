@@ -344,7 +344,8 @@ static unsigned int htw_batch_read(struct htw_ctx *ctx, struct htw_op *ops,
 		return n;
 	}
 	for (; i < n; i++, uop += usize) {
-		ret = copy_struct_from_user(&ops[i], sizeof(*ops), uop, usize);
+		ret = htw_copy_in(&ops[i], sizeof(*ops), uop, usize,
+				  HTW_OP_SIZE_VER0);
 		if (ret == -EFAULT)
 			break;
 		if (ret) {

@@ -606,6 +606,9 @@ static bool __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags,
 			if (++*moves % HTW_MOVE_BATCH == 0) {
 				spin_unlock_irqrestore(&wheel->lock, *flags);
 				spin_lock_irqsave(&wheel->lock, *flags);
+				/* See __htw_run_due(). */
+				if (wheel->stopped)
+					return false;
 			}
 		}
 	}
@@ -831,7 +834,14 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 	lockdep_assert_held(&wheel->lock);
 
 	wheel->running_task = current;
-	while (done < wheel->budget && !list_empty(&wheel->due)) {
+	/*
+	 * A wheel stopped while the lock was dropped is left at once: its
+	 * owner may have made a timer of these lists idle where it lies
+	 * (htw_del() on a stopped wheel unlinks nothing), and may free the
+	 * rest once htw_wheel_stop() returns.
+	 */
+	while (done < wheel->budget && !wheel->stopped &&
+	       !list_empty(&wheel->due)) {
 		u64 expired = 0, count = 1, late, when;
 		struct htw_timer *timer;
 		htw_func_t func;
@@ -1125,7 +1135,8 @@ EXPORT_SYMBOL_GPL(htw_wheel_footprint);
  * (htw_add() and htw_mod() fail with -ESHUTDOWN).
  *
  * Context: Process context; may sleep.  Not from one of the wheel's
- * callbacks; on a manual wheel, not while htw_advance() runs on it.
+ * callbacks, but on a manual wheel, whose htw_advance() in progress then
+ * ends once the callback returns.
  */
 void htw_wheel_stop(struct htw_wheel *wheel)
 {
@@ -1135,7 +1146,7 @@ void htw_wheel_stop(struct htw_wheel *wheel)
 	wheel->stopped = true;
 	spin_unlock_irqrestore(&wheel->lock, flags);
 
-	/* A run in progress stops after its batch; its callbacks are done. */
+	/* A run in progress stops at once; its callbacks are done. */
 	if (!htw_manual(wheel))
 		hrtimer_cancel(&wheel->hrtimer);
 }

@@ -106,8 +106,8 @@
  * Holding it, a timer cannot disappear; it is never taken by the callbacks.
  * User memory is written under it (the id of a new timer, the results of
  * a batch's operations, the events), so nothing may take it with mmap_lock
- * held; a fault that stalls (a FUSE
- * mapping) stalls only the users of this file, and they wait killably.
+ * held; a fault that stalls (a FUSE mapping) stalls only the users of this
+ * file, and they wait killably.
  *
  * ctx->wqh.lock (the wait queue's spinlock, taken with interrupts disabled)
  * protects the event queue and each timer's event record; the callbacks
@@ -560,19 +560,13 @@ static struct htw_utimer *htw_utimer_of_link(struct list_head *link)
 	return container_of(htw_timer_from_link(link), struct htw_utimer, timer);
 }
 
-/* Queue the event of an idle timer, at the tail of the queue or its head. */
-static void __htw_utimer_queue(struct htw_ctx *ctx, struct htw_utimer *ut,
-			       bool head)
+/* Queue the event of an idle timer, at the tail of the queue. */
+static void __htw_utimer_queue(struct htw_ctx *ctx, struct htw_utimer *ut)
 	__must_hold(&ctx->wqh.lock)
 {
-	struct list_head *link = htw_timer_link(&ut->timer);
-
 	lockdep_assert_held(&ctx->wqh.lock);
 
-	if (head)
-		list_add(link, &ctx->events);
-	else
-		list_add_tail(link, &ctx->events);
+	list_add_tail(htw_timer_link(&ut->timer), &ctx->events);
 	ut->queued = true;
 	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
 }
@@ -607,7 +601,7 @@ static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 		if (!(ut->flags & HTW_UT_REALTIME))
 			ut->expires = expired;
 		ut->fired = now;
-		__htw_utimer_queue(ctx, ut, false);
+		__htw_utimer_queue(ctx, ut);
 	}
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
@@ -738,6 +732,15 @@ static void htw_ctx_batch_flush(struct htw_ctx_batch *batch)
 	batch->nr_dead = 0;
 }
 
+/* Free a timer with the others @batch released, HTW_CTX_BATCH_MAX at once. */
+static void htw_ctx_batch_free(struct htw_ctx_batch *batch,
+			       struct htw_utimer *ut)
+{
+	if (batch->nr_dead == ARRAY_SIZE(batch->dead))
+		htw_ctx_batch_flush(batch);
+	batch->dead[batch->nr_dead++] = ut;
+}
+
 /*
  * Forget a timer that is off its wheel and has no event queued, and give
  * its user the room back at once, so that an arm after it in the same
@@ -756,9 +759,7 @@ static void htw_utimer_release(struct htw_ctx_batch *batch,
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers - 1);
 	if (ctx->params.user)
 		htw_user_uncharge(ctx->params.user, 1);
-	if (batch->nr_dead == ARRAY_SIZE(batch->dead))
-		htw_ctx_batch_flush(batch);
-	batch->dead[batch->nr_dead++] = ut;
+	htw_ctx_batch_free(batch, ut);
 }
 
 static bool htw_utimer_queued(struct htw_ctx *ctx, struct htw_utimer *ut)
@@ -784,7 +785,7 @@ static void htw_utimer_cancel_by_set(struct htw_ctx *ctx,
 	spin_lock_irq(&ctx->wqh.lock);
 	ut->count = 0;
 	ut->fired = now;
-	__htw_utimer_queue(ctx, ut, false);
+	__htw_utimer_queue(ctx, ut);
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
@@ -923,9 +924,6 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_create);
 
-/* Timers freed with one kmem_cache_free_bulk() as a context is destroyed. */
-#define HTW_CTX_FREE_BATCH	32
-
 /**
  * htw_ctx_destroy() - cancel every timer of a context and free it
  * @ctx: the context; nothing else may use it any more
@@ -939,10 +937,9 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_create);
  */
 void htw_ctx_destroy(struct htw_ctx *ctx)
 {
-	void *batch[HTW_CTX_FREE_BATCH];
+	struct htw_ctx_batch batch = { .ctx = ctx };
 	struct htw_utimer *ut;
 	unsigned long id;
-	size_t n = 0;
 	int i;
 
 	/* No more wall-clock work: it would arm timers again. */
@@ -963,14 +960,12 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 	cancel_work_sync(&ctx->realign_work);
 	/* None runs now, so the queue can be dropped without its lock. */
 	xa_for_each(&ctx->timers, id, ut) {
-		batch[n++] = ut;
-		if (n == ARRAY_SIZE(batch)) {
-			kmem_cache_free_bulk(htw_utimer_cache, n, batch);
-			n = 0;
+		htw_ctx_batch_free(&batch, ut);
+		/* Freed in the next call: a file may hold millions. */
+		if (batch.nr_dead == ARRAY_SIZE(batch.dead))
 			cond_resched();
-		}
 	}
-	kmem_cache_free_bulk(htw_utimer_cache, n, batch);
+	htw_ctx_batch_flush(&batch);
 	if (ctx->params.user)
 		htw_user_uncharge(ctx->params.user,
 				  ctx->nr_timers + ctx->charged);
@@ -1085,14 +1080,14 @@ static struct htw_utimer *htw_ctx_batch_alloc(struct htw_ctx_batch *batch)
 	return ut;
 }
 
-/* Give back a timer htw_ctx_batch_alloc() gave and that was not used. */
+/*
+ * Give back a timer htw_ctx_batch_alloc() gave and that was not used.
+ * There is room for it: it was a spare, or there was none left.
+ */
 static void htw_ctx_batch_unalloc(struct htw_ctx_batch *batch,
 				  struct htw_utimer *ut)
 {
-	if (batch->nr_spare < ARRAY_SIZE(batch->spare))
-		batch->spare[batch->nr_spare++] = ut;
-	else
-		kmem_cache_free(htw_utimer_cache, ut);
+	batch->spare[batch->nr_spare++] = ut;
 }
 
 /**
@@ -1542,7 +1537,7 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 			}
 			/* Out of memory: it waits, the events behind it do not. */
 			spin_lock_irq(&ctx->wqh.lock);
-			__htw_utimer_queue(ctx, ut, false);
+			__htw_utimer_queue(ctx, ut);
 			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 			spin_unlock_irq(&ctx->wqh.lock);
 			ret = -ENOMEM;

@@ -1370,6 +1370,61 @@ static void htw_core_timer_finds_its_wheels_data(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, htw_timer_wheel_data(&t->timer), &owner);
 }
 
+/*
+ * A wheel stopped while its expiry run is in progress leaves the run at
+ * once: a timer due in the same batch and cancelled meanwhile (which on a
+ * stopped wheel only makes it idle where it lies) is neither called back
+ * nor unlinked by the rest of the run.  On a manual wheel the first
+ * callback can stop it, as another CPU would an hrtimer wheel's.
+ */
+struct htw_core_stop_race {
+	struct htw_wheel *wheel;
+	struct htw_timer t[2];
+	unsigned int fires[2];
+	bool cancelled;
+};
+
+static void htw_core_stop_race_fn(struct htw_timer *timer, u64 expired,
+				  u64 count)
+{
+	struct htw_core_stop_race *r = htw_timer_wheel_data(timer);
+
+	if (timer == &r->t[1]) {
+		r->fires[1]++;
+		return;
+	}
+	r->fires[0]++;
+	htw_wheel_stop(r->wheel);
+	r->cancelled = htw_del(&r->t[1]);
+}
+
+static void htw_core_stop_leaves_the_run_at_once(struct kunit *test)
+{
+	struct htw_wheel_params p = {
+		.tick_ns = 1, .wheel_size = 64, .clockid = CLOCK_MONOTONIC,
+		.flags = HTW_WHEEL_MANUAL, .start_ns = 1000,
+	};
+	struct htw_core_stop_race *r;
+	int i;
+
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	p.data = r;
+	r->wheel = htw_wheel_create(&p);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(r->wheel));
+	/* No ASSERT from here on: the wheel must be destroyed before @r goes. */
+	for (i = 0; i < 2; i++) {
+		htw_timer_init(&r->t[i], r->wheel, htw_core_stop_race_fn);
+		KUNIT_EXPECT_EQ(test, htw_add(&r->t[i], 1010, 0, HTW_MODE_ABS), 0);
+	}
+	KUNIT_EXPECT_EQ(test, htw_advance(r->wheel, 2000), 1);
+	KUNIT_EXPECT_TRUE(test, r->cancelled);
+	KUNIT_EXPECT_EQ(test, r->fires[0], 1);
+	KUNIT_EXPECT_EQ(test, r->fires[1], 0);
+	KUNIT_EXPECT_FALSE(test, htw_pending(&r->t[1]));
+	htw_wheel_destroy(r->wheel);
+}
+
 static unsigned int htw_core_stopped_fires;
 
 static void htw_core_stopped_fn(struct htw_timer *timer, u64 expired, u64 count)
@@ -1414,6 +1469,7 @@ static void htw_core_stopped_wheel_runs_nothing(struct kunit *test)
 
 static struct kunit_case htw_core_test_cases[] = {
 	KUNIT_CASE(htw_core_stopped_wheel_runs_nothing),
+	KUNIT_CASE(htw_core_stop_leaves_the_run_at_once),
 	KUNIT_CASE(htw_core_timer_finds_its_wheels_data),
 	KUNIT_CASE_PARAM(htw_core_create_rejects_invalid_params,
 			 htw_core_invalid_params_gen_params),
