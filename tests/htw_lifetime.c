@@ -128,8 +128,12 @@ static int __init lifetime_init(void)
 			return ret;
 		}
 	}
-	/* Return once they are running, so that unloading finds them so. */
-	if (!wait_for_completion_timeout(&lifetime_started, 10 * HZ)) {
+	/*
+	 * Return once they are running, so that unloading finds them so.  The
+	 * wait only ends a load on a broken wheel: a loaded host delays the
+	 * first callbacks by far less.
+	 */
+	if (!wait_for_completion_timeout(&lifetime_started, 60 * HZ)) {
 		lifetime_stop();
 		return -ETIMEDOUT;
 	}

@@ -37,6 +37,8 @@
 #define NSEC_PER_SEC	1000000000ULL
 #define MAX_ROUNDS	64
 #define BATCH		4096
+/* How long to wait for an event that must come, before calling it lost. */
+#define WAIT_MS		60000
 
 static const char usage[] =
 	"usage: htw_bench [--smoke] [--close-only] [--rounds N] [--scale S]\n";
@@ -323,7 +325,7 @@ static void htw_expiries(unsigned int n, __u64 spread, struct delivery *d)
 	start = now_ns() + arm_time(n);
 	arm_batched(fd, n, start, spread, HTW_TIMER_ABSTIME);
 	while (got < n) {
-		if (epoll_wait(ep, &ee, 1, 10000) != 1)
+		if (epoll_wait(ep, &ee, 1, WAIT_MS) != 1)
 			die("epoll_wait");
 		r = htw_read_events(fd, ev, 1024);
 		check(r, "read");
@@ -367,7 +369,7 @@ static void timerfd_expiries(unsigned int n, __u64 spread, struct delivery *d)
 			die("timerfd");
 	}
 	while (got < n) {
-		k = epoll_wait(ep, ee, 1024, 10000);
+		k = epoll_wait(ep, ee, 1024, WAIT_MS);
 		if (k <= 0)
 			die("epoll_wait");
 		t = now_ns();

@@ -102,7 +102,7 @@ TEST_F(lib, arm_modify_cancel_return_the_devices_errors)
 /* Wait until @fd has @n events queued; 0, or -ETIMEDOUT. */
 static int wait_queued(int fd, __u32 n)
 {
-	__u64 end = htw_now(CLOCK_MONOTONIC) + HTW_SLACK_NS;
+	__u64 end = htw_now(CLOCK_MONOTONIC) + HTW_WAIT_MS * NSEC_PER_MSEC;
 	struct htw_info info;
 
 	while (!htw_get_info(fd, &info) && info.nr_queued < n) {

@@ -62,22 +62,37 @@ static void *blocked_reader(void *arg)
  * close() while another thread is blocked in read() of the same file: the
  * read holds the file, which lives until it returns with the event it was
  * waiting for; then the file goes, and its reference on the module.
+ *
+ * That the read had begun before the close, and that its event came after
+ * it, is the order of two threads, which only a wait can make likely: an
+ * attempt the host ran out of that order (the read failed with EBADF, or
+ * its event came before the close) is tried again, waiting twice as long
+ * for each, rather than decide anything.
  */
 TEST(close_while_another_thread_reads)
 {
-	struct blocked_read br = { .ret = 1 };
 	long before = htw_read_number(REFCNT);
+	__u64 wait = 100 * MS, closing;
+	struct blocked_read br;
 	pthread_t thread;
 	long id;
 
-	br.fd = htw_open(O_CLOEXEC);
-	ASSERT_LE(0, br.fd);
-	id = htw_arm_id(br.fd, 0, 300 * MS, 0, 42);
-	ASSERT_LT(0, id);
-	ASSERT_EQ(0, pthread_create(&thread, NULL, blocked_reader, &br));
-	usleep(100000);
-	ASSERT_EQ(0, close(br.fd));
-	ASSERT_EQ(0, pthread_join(thread, NULL));
+	for (;; wait *= 2) {
+		br = (struct blocked_read){ .ret = 1 };
+		br.fd = htw_open(O_CLOEXEC);
+		ASSERT_LE(0, br.fd);
+		id = htw_arm_id(br.fd, 0, 3 * wait, 0, 42);
+		ASSERT_LT(0, id);
+		ASSERT_EQ(0, pthread_create(&thread, NULL, blocked_reader,
+					    &br));
+		usleep(wait / 1000);
+		closing = htw_now(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, close(br.fd));
+		ASSERT_EQ(0, pthread_join(thread, NULL));
+		if (br.ret != -EBADF && (br.ret != 1 || br.ev.fired > closing))
+			break;
+		TH_LOG("the read did not span the close (%ld): again", br.ret);
+	}
 	ASSERT_EQ(1, br.ret);
 	EXPECT_EQ(id, br.ev.id);
 	EXPECT_EQ(42, br.ev.user_data);
@@ -88,23 +103,35 @@ static void on_signal(int sig)
 {
 }
 
-/* A reader blocked in a file that no descriptor names any more. */
+/*
+ * A reader blocked in a file that no descriptor names any more.  A read
+ * that began only after the close (EBADF: the host held the thread back
+ * that long) is tried again, waiting twice as long for it.
+ */
 TEST(signal_ends_a_read_of_a_closed_file)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct blocked_read br = { .ret = 1 };
 	long before = htw_read_number(REFCNT);
+	struct blocked_read br;
+	__u64 wait = 100 * MS;
 	pthread_t thread;
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
-	br.fd = htw_open(O_CLOEXEC);
-	ASSERT_LE(0, br.fd);
-	ASSERT_EQ(0, pthread_create(&thread, NULL, blocked_reader, &br));
-	usleep(100000);
-	ASSERT_EQ(0, close(br.fd));
-	usleep(50000);
-	ASSERT_EQ(0, pthread_kill(thread, SIGUSR1));
-	ASSERT_EQ(0, pthread_join(thread, NULL));
+	for (;; wait *= 2) {
+		br = (struct blocked_read){ .ret = 1 };
+		br.fd = htw_open(O_CLOEXEC);
+		ASSERT_LE(0, br.fd);
+		ASSERT_EQ(0, pthread_create(&thread, NULL, blocked_reader,
+					    &br));
+		usleep(wait / 1000);
+		ASSERT_EQ(0, close(br.fd));
+		usleep(50000);
+		ASSERT_EQ(0, pthread_kill(thread, SIGUSR1));
+		ASSERT_EQ(0, pthread_join(thread, NULL));
+		if (br.ret != -EBADF)
+			break;
+		TH_LOG("the read began after the close: again");
+	}
 	EXPECT_EQ(-EINTR, br.ret);
 	EXPECT_EQ(before, htw_read_number(REFCNT));
 }

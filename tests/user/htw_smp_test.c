@@ -49,9 +49,11 @@
 #define NR_OWNERS	2
 #define NR_SLOTS	64
 #define MAX_SCHEDS	32768
+/* Records only finish_owner() may take, for the timers it adds. */
+#define FINISH_SCHEDS	2
 #define ROUND_NS	(2000 * MS)
-/* How long a round waits for its last one-shot events: emulated guests. */
-#define DRAIN_NS	(30 * NSEC_PER_SEC)
+/* How long a round waits for its last events: only a broken device takes it. */
+#define DRAIN_NS	(HTW_WAIT_MS * MS)
 #define CHURN_TIMERS	200
 #define STOP_DATA	(~0ULL)
 
@@ -278,18 +280,27 @@ out:
 	return NULL;
 }
 
+/* Which schedule new_sched() makes: as the dice say, or one of a kind. */
+enum sched_kind { SCHED_ANY, SCHED_ONESHOT, SCHED_PERIODIC };
+
 /* A new schedule record for a timer owner @o is about to (re)arm. */
 static int new_sched(struct owner *o, __u64 *expires, __u32 *flags,
-		     __u64 *period)
+		     __u64 *period, enum sched_kind kind)
 {
 	struct sched *s;
 	__u64 now;
 	bool periodic = htw_rand_below(&o->rng, 4) == 0;
 	bool boottime = htw_rand_below(&o->rng, 4) == 0;
-	bool relative = !periodic && htw_rand_below(&o->rng, 2);
-	__u64 delay = htw_rand_below(&o->rng, 30 * MS);
+	bool relative;
+	__u64 delay;
 
-	if (o->nr_scheds == MAX_SCHEDS)
+	/* The dice are thrown as before: a seed still replays a run. */
+	if (kind != SCHED_ANY)
+		periodic = kind == SCHED_PERIODIC;
+	relative = !periodic && htw_rand_below(&o->rng, 2);
+	delay = htw_rand_below(&o->rng, 30 * MS);
+	if (o->nr_scheds >= MAX_SCHEDS ||
+	    (kind == SCHED_ANY && o->nr_scheds >= MAX_SCHEDS - FINISH_SCHEDS))
 		return -1;
 	s = &o->scheds[o->nr_scheds];
 	memset(s, 0, sizeof(*s));
@@ -375,7 +386,8 @@ static bool owner_step(struct owner *o)
 	int fd = o->cell->fd, ret;
 
 	if (old < 0) {
-		rec = new_sched(o, &spec.expires, &spec.flags, &spec.period);
+		rec = new_sched(o, &spec.expires, &spec.flags, &spec.period,
+				SCHED_ANY);
 		if (rec < 0)
 			return true;
 		spec.user_data = user_data_of(o, rec);
@@ -400,7 +412,8 @@ static bool owner_step(struct owner *o)
 		atomic_fetch_add(&c->cancels, 1);
 		return true;
 	}
-	rec = new_sched(o, &spec.expires, &spec.flags, &spec.period);
+	rec = new_sched(o, &spec.expires, &spec.flags, &spec.period,
+			SCHED_ANY);
 	if (rec < 0)
 		return true;
 	spec.user_data = user_data_of(o, rec);
@@ -440,7 +453,8 @@ static bool owner_batch(struct owner *o)
 			ops[n].spec.id = o->scheds[old_of[n]].id;
 		} else {
 			rec = new_sched(o, &ops[n].spec.expires,
-					&ops[n].spec.flags, &ops[n].spec.period);
+					&ops[n].spec.flags, &ops[n].spec.period,
+					SCHED_ANY);
 			if (rec < 0)
 				break;
 			rec_of[n] = rec;
@@ -488,32 +502,73 @@ static void *owner_fn(void *arg)
 	while (!atomic_load(&o->cell->stop_owners) && !o->cell->counts->errors) {
 		if (!(htw_rand_below(&o->rng, 16) ? owner_step(o) : owner_batch(o)))
 			break;
-		if (o->nr_scheds == MAX_SCHEDS)
+		if (o->nr_scheds >= MAX_SCHEDS - FINISH_SCHEDS)
 			usleep(1000);
 	}
 	return NULL;
 }
 
+/* Arm one more timer of @kind, in no slot; return its record, or -1. */
+static int arm_extra(struct owner *o, enum sched_kind kind)
+{
+	struct htw_timer_spec spec = { 0 };
+	int rec;
+
+	rec = new_sched(o, &spec.expires, &spec.flags, &spec.period, kind);
+	if (rec < 0)
+		return -1;
+	spec.user_data = user_data_of(o, rec);
+	if (ioctl(o->cell->fd, HTW_IOC_ARM, &spec)) {
+		fail(o->cell->counts, "arm: %d", errno);
+		return -1;
+	}
+	armed_sched(o, rec, spec.id);
+	atomic_fetch_add(&o->cell->counts->arms, 1);
+	return rec;
+}
+
 /*
  * The end of a round: periodic timers are cancelled, one-shot timers left
- * to expire, and each must then have come exactly once.
+ * to expire, and each must then have come exactly once.  A periodic timer
+ * is cancelled only once an expiry of it was read, and an owner that made
+ * no one-shot schedule, or holds no periodic timer, arms one: the oracle
+ * checks both kinds in every round, however few steps a loaded host let
+ * the owners take.
  */
 static void finish_owner(struct owner *o)
 {
+	__u64 deadline = htw_now(CLOCK_MONOTONIC) + DRAIN_NS;
 	struct counts *c = o->cell->counts;
-	int i;
+	bool oneshot = false, periodic = false;
+	int i, rec, extra = -1;
+	unsigned int r;
 
-	for (i = 0; i < NR_SLOTS; i++) {
+	for (r = 0; r < o->nr_scheds && !oneshot; r++)
+		oneshot = !o->scheds[r].period;
+	for (i = 0; i < NR_SLOTS; i++)
+		periodic |= o->slot[i] >= 0 && o->scheds[o->slot[i]].period;
+	if (!oneshot)
+		arm_extra(o, SCHED_ONESHOT);
+	if (!periodic)
+		extra = arm_extra(o, SCHED_PERIODIC);
+
+	for (i = 0; i <= NR_SLOTS; i++) {
 		struct sched *s;
 
-		if (o->slot[i] < 0)
+		rec = i < NR_SLOTS ? o->slot[i] : extra;
+		if (rec < 0)
 			continue;
-		s = &o->scheds[o->slot[i]];
+		s = &o->scheds[rec];
 		if (!s->period)
 			continue;
+		while (!atomic_load(&s->counted) && !c->errors &&
+		       htw_now(CLOCK_MONOTONIC) < deadline)
+			usleep(1000);
+		if (!atomic_load(&s->counted) && !c->errors)
+			fail(c, "periodic id %u never came", s->id);
 		if (htw_cancel(o->cell->fd, s->id))
 			fail(c, "cancel of periodic id %u: %d", s->id, errno);
-		end_sched(o, o->slot[i], seq_after());
+		end_sched(o, rec, seq_after());
 	}
 }
 
@@ -756,7 +811,9 @@ static int worker(int index, __u64 seed, __u64 seconds, __u64 min_period,
 			return 1;
 	}
 	pthread_create(&churn, NULL, churn_fn, &ch);
-	for (round = 0; htw_now(CLOCK_MONOTONIC) < end && !counts->errors; round++)
+	/* One round at least, however late this worker starts. */
+	for (round = 0; (!round || htw_now(CLOCK_MONOTONIC) < end) &&
+	     !counts->errors; round++)
 		run_round(cell, seed, round);
 	atomic_store(&ch.stop, true);
 	pthread_join(churn, NULL);

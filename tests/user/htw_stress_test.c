@@ -13,8 +13,8 @@
 #define NR_TIMERS	100000
 #define SPREAD		(2000 * MS)
 /*
- * Delivering 100,000 timers is bounded by the wheel's expire budget per
- * run, not by their spread: lateness here is load, and gets its own bound.
+ * Delivering 100,000 timers is bounded by the wheel's expiry work, not by
+ * their spread: lateness here is load, and gets its own bound.
  */
 #define MASS_SLACK_NS	(60 * NSEC_PER_SEC)
 

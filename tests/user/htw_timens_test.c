@@ -108,8 +108,8 @@ static void in_namespace(int host_fd)
 		/* Absolute, as clock_gettime() reads it here: on time. */
 		t = htw_now(clock) + DUE;
 		CHECK(htw_arm_id(fd, abs, t, 0, 1) > 0);
-		CHECK(timerfd_fires(clock, t, 2000));
-		CHECK(wait_event(fd, &ev, 2000));
+		CHECK(timerfd_fires(clock, t, HTW_WAIT_MS));
+		CHECK(wait_event(fd, &ev, HTW_WAIT_MS));
 		CHECK(ev.user_data == 1 && ev.expires == t);
 		now = htw_now(clock);
 		CHECK(ev.fired >= t && ev.fired <= now);
@@ -117,13 +117,13 @@ static void in_namespace(int host_fd)
 		/* In the past: at once. */
 		t = htw_now(clock) - NSEC_PER_SEC;
 		CHECK(htw_arm_id(fd, abs, t, 0, 2) > 0);
-		CHECK(wait_event(fd, &ev, 2000));
+		CHECK(wait_event(fd, &ev, HTW_WAIT_MS));
 		CHECK(ev.user_data == 2 && ev.expires == t);
 
 		/* Relative: from the present, reported in the namespace. */
 		t = htw_now(clock);
 		CHECK(htw_arm_id(fd, clocks[c].flags, DUE, 0, 3) > 0);
-		CHECK(wait_event(fd, &ev, 2000));
+		CHECK(wait_event(fd, &ev, HTW_WAIT_MS));
 		now = htw_now(clock);
 		CHECK(ev.user_data == 3 && ev.expires >= t + DUE);
 		CHECK(ev.fired >= ev.expires && ev.fired <= now);
@@ -131,7 +131,7 @@ static void in_namespace(int host_fd)
 		/* Periodic: the counted expiries are on the namespace's grid. */
 		t = htw_now(clock) + DUE;
 		CHECK(htw_arm_id(fd, abs, t, 10 * MS, 4) > 0);
-		CHECK(wait_event(fd, &ev, 2000));
+		CHECK(wait_event(fd, &ev, HTW_WAIT_MS));
 		CHECK(ev.user_data == 4 && (ev.expires - t) % (10 * MS) == 0);
 		CHECK(ev.fired >= ev.expires && ev.fired <= htw_now(clock));
 		CHECK(!htw_cancel(fd, ev.id));
@@ -142,7 +142,7 @@ static void in_namespace(int host_fd)
 		 */
 		t = htw_now(clock) + DUE;
 		CHECK(htw_arm_id(host_fd, abs, t, 0, 5) > 0);
-		CHECK(wait_event(host_fd, &ev, 2000));
+		CHECK(wait_event(host_fd, &ev, HTW_WAIT_MS));
 		CHECK(ev.user_data == 5 && ev.expires == t - DAY);
 	}
 	close(fd);
@@ -206,7 +206,7 @@ TEST(a_file_speaks_its_opener_s_time)
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	close(pidfd);
-	ASSERT_TRUE(wait_event(fd, &ev, 2000));
+	ASSERT_TRUE(wait_event(fd, &ev, HTW_WAIT_MS));
 	/* The child's time, a day ahead of this process's clock. */
 	EXPECT_EQ(t, ev.expires);
 	EXPECT_LT(htw_now(CLOCK_MONOTONIC) + DAY / 2, ev.expires);
