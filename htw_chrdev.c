@@ -166,6 +166,8 @@ static int htw_open(struct inode *inode, struct file *file)
 		return PTR_ERR(ctx);
 	}
 	file->private_data = ctx;
+	/* read() honours IOCB_NOWAIT (RWF_NOWAIT, io_uring): htw_ctx_read(). */
+	file->f_mode |= FMODE_NOWAIT;
 	return stream_open(inode, file);
 }
 
@@ -182,10 +184,13 @@ static int htw_release(struct inode *inode, struct file *file)
 static ssize_t htw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct file *file = iocb->ki_filp;
-	bool nonblock = (file->f_flags & O_NONBLOCK) ||
-			(iocb->ki_flags & IOCB_NOWAIT);
+	unsigned int flags = 0;
 
-	return htw_ctx_read(file->private_data, to, nonblock);
+	if (file->f_flags & O_NONBLOCK)
+		flags |= HTW_CTX_READ_NONBLOCK;
+	if (iocb->ki_flags & IOCB_NOWAIT)
+		flags |= HTW_CTX_READ_NOWAIT;
+	return htw_ctx_read(file->private_data, to, flags);
 }
 
 static __poll_t htw_poll(struct file *file, struct poll_table_struct *wait)

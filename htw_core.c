@@ -62,6 +62,12 @@
  * wheels take one-shot timers only.  A level is in use only while it holds
  * timers (@level_map), and the levels not in use cost no work.
  *
+ * Four things move a wheel's time, each with a verb of its own: an expiry
+ * run expires buckets up to the present (__htw_expire_to()); an arm skips
+ * clk over idle ticks (__htw_skip_idle()); a periodic timer is re-armed a
+ * whole number of periods on (__htw_rearm_period()); and the caller of a
+ * manual wheel advances its present (htw_advance()).
+ *
  * Finding the next expiry
  * -----------------------
  * Each level keeps a 64-bit occupancy map, one bit a bucket.  The next
@@ -623,8 +629,8 @@ static bool __htw_expire_buckets(struct htw_wheel *wheel, unsigned long *flags,
  * set, if the move budget ran out before clk reached @target.  *@moves
  * counts the timers moved.
  */
-static bool __htw_advance(struct htw_wheel *wheel, u64 target,
-			  unsigned long *flags, unsigned int *moved)
+static bool __htw_expire_to(struct htw_wheel *wheel, u64 target,
+			    unsigned long *flags, unsigned int *moved)
 	__must_hold(&wheel->lock)
 {
 	unsigned int moves = 0;
@@ -670,7 +676,7 @@ out:
  * expiry run in progress, or one to come that must finish emptying the
  * current bucket, moves clk itself, and is left alone.
  */
-static void __htw_forward(struct htw_wheel *wheel, u64 now)
+static void __htw_skip_idle(struct htw_wheel *wheel, u64 now)
 	__must_hold(&wheel->lock)
 {
 	u64 t;
@@ -751,7 +757,7 @@ static int __htw_arm(struct htw_wheel *wheel, struct htw_timer *timer,
 	if (mode == HTW_MODE_REL && check_add_overflow(now, expires, &expires))
 		return -ERANGE;
 
-	__htw_forward(wheel, now);
+	__htw_skip_idle(wheel, now);
 	when = htw_ns_to_when(wheel, expires);
 	if (!__htw_reserved(wheel, when))
 		return -ENOMEM;
@@ -800,8 +806,8 @@ static void __htw_cancel(struct htw_wheel *wheel, struct htw_timer *timer)
  * last of them.  Move the timer to the expiry after that and return true, or
  * return false if that would not fit in 64 bits: the timer then ends.
  */
-static bool __htw_forward_period(struct htw_wheel *wheel, struct htw_timer *timer,
-				 u64 *expired, u64 *count)
+static bool __htw_rearm_period(struct htw_wheel *wheel, struct htw_timer *timer,
+			       u64 *expired, u64 *count)
 	__must_hold(&wheel->lock)
 {
 	u64 clk_ns = htw_tick_to_ns(wheel, max(wheel->clk, wheel->present));
@@ -854,7 +860,7 @@ static unsigned int __htw_run_due(struct htw_wheel *wheel, unsigned long *flags)
 				  HTW_LATE_BUCKETS - 1)]++;
 		__htw_unlink(wheel, timer);
 		if (timer->period &&
-		    __htw_forward_period(wheel, timer, &expired, &count)) {
+		    __htw_rearm_period(wheel, timer, &expired, &count)) {
 			__htw_enqueue(wheel, timer,
 				      htw_ns_to_when(wheel, timer->expires));
 		} else {
@@ -926,7 +932,7 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 	 * clock each batch reads anyway.
 	 */
 	for (;;) {
-		__htw_advance(wheel, htw_ns_to_tick(wheel, now), &flags, &moved);
+		__htw_expire_to(wheel, htw_ns_to_tick(wheel, now), &flags, &moved);
 		ran += __htw_run_due(wheel, &flags);
 		if ((!wheel->draining && list_empty(&wheel->due)) ||
 		    wheel->stopped)
@@ -1079,7 +1085,7 @@ int htw_wheel_reserve(struct htw_wheel *wheel, u64 expires)
 	for (;;) {
 		spin_lock_irqsave(&wheel->lock, flags);
 		/* Measure from the present, as the add will, not an old clk. */
-		__htw_forward(wheel, htw_manual(wheel) ? wheel->now :
+		__htw_skip_idle(wheel, htw_manual(wheel) ? wheel->now :
 							 htw_clock_now(wheel));
 		done = __htw_reserved(wheel, htw_ns_to_when(wheel, expires));
 		level = wheel->nr_reserved;
@@ -1123,16 +1129,25 @@ EXPORT_SYMBOL_GPL(htw_wheel_footprint);
  * htw_wheel_stop() - stop a wheel for good, with the timers in it
  * @wheel: the wheel
  *
- * No expiry run starts after this, and none is in progress when it
- * returns, so no callback of the wheel runs any more (one running now is
- * waited for).  The timers still armed stay where they are, never to
- * expire: their owner may free them without htw_del(), and must then
- * destroy the wheel with htw_wheel_destroy(), which takes a stopped wheel
- * with timers in it.  htw_del() and htw_del_sync() of a timer left in it
- * make it idle without touching the others.  So a wheel of n timers is
- * torn down in O(1) work of the wheel's, where a htw_del_sync() of each
- * takes n round trips of its lock.  A stopped wheel takes no new timer
- * (htw_add() and htw_mod() fail with -ESHUTDOWN).
+ * No expiry run starts after this, and a run in progress makes no callback
+ * after the one it may be running.  On a wheel that runs on its clock, the
+ * run in progress is waited for (hrtimer_cancel()), with its callback: no
+ * callback of the wheel runs once this returns.  A manual wheel's run is
+ * its caller's htw_advance(), which this does not wait for: a callback of
+ * an htw_advance() in progress on another CPU may still be running when
+ * this returns (unless the wheel is of %HTW_WHEEL_LOCKED_CALLBACKS, whose
+ * callbacks run under the lock this takes), and that htw_advance() still
+ * uses the wheel until it returns, which its caller must wait for before
+ * freeing the timers or the wheel.
+ *
+ * The timers still armed stay where they are, never to expire: their
+ * owner may free them without htw_del(), and must then destroy the wheel
+ * with htw_wheel_destroy(), which takes a stopped wheel with timers in it.
+ * htw_del() and htw_del_sync() of a timer left in it make it idle without
+ * touching the others.  So a wheel of n timers is torn down in O(1) work
+ * of the wheel's, where a htw_del_sync() of each takes n round trips of
+ * its lock.  A stopped wheel takes no new timer (htw_add() and htw_mod()
+ * fail with -ESHUTDOWN).
  *
  * Context: Process context; may sleep.  Not from one of the wheel's
  * callbacks, but on a manual wheel, whose htw_advance() in progress then
@@ -1248,8 +1263,9 @@ unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 	wheel->runs++;
 	/* A run that only moved timers would look to the caller like the end. */
 	do {
-		complete = __htw_advance(wheel, htw_ns_to_tick(wheel, wheel->now),
-					 &flags, &moved);
+		complete = __htw_expire_to(wheel,
+					   htw_ns_to_tick(wheel, wheel->now),
+					   &flags, &moved);
 		done = __htw_run_due(wheel, &flags);
 	} while (!complete && !done);
 	__htw_run_done(wheel, moved, done);

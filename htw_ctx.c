@@ -42,7 +42,9 @@
  * holds and however short their periods, and the expiry work a file makes
  * is paced by its own reads.  The price is that a periodic timer's later
  * expiries are counted by the read, not delivered by the wheel: the event
- * says so with @fired, the time of that read.
+ * says so with @fired, the time of that read.  Arming a periodic timer
+ * takes every level of its wheel, so that the read that re-arms it needs
+ * no memory and cannot fail (htw_ctx_prepare()).
  *
  * The wheel calls htw_utimer_fn() in softirq context, with the wheel's lock
  * held (HTW_WHEEL_LOCKED_CALLBACKS): it only records the expiry and wakes
@@ -75,7 +77,20 @@
  * wall clock reads less than W (it was set back): its callback then queues
  * nothing and queues the context's work instead, which puts it back.  A
  * timer armed with %HTW_TIMER_CANCEL_ON_SET is not moved: it gets an event
- * of %HTW_EVENT_CANCELED and is released when that is read.
+ * of %HTW_EVENT_CANCELED and is released when that is read.  As a set
+ * discards a timerfd's ticks, a set after such a timer was armed cancels
+ * it whatever it did meanwhile: an event it queued before the set, or one
+ * it queued because a step forward took it past its expiry before the
+ * work ran, is read as the cancel, with a count of 0.  Whether a set came
+ * is told by the offset the timer was placed for (htw_utimer_placed_for()),
+ * which every set of the clock changes, and which a read compares with the
+ * present one, so that no read reports an expiry the work has yet to
+ * cancel.
+ *
+ * A relative expiry on the wall clock is a duration, as POSIX has it: such
+ * a timer runs on CLOCK_MONOTONIC and reports that clock's times, as
+ * hrtimer_init() turns a relative CLOCK_REALTIME hrtimer into a
+ * CLOCK_MONOTONIC one.
  *
  * The context's work never waits for its mutex, which a user may hold
  * across a fault that never ends (a read into a stalled FUSE mapping): if
@@ -215,6 +230,21 @@ struct htw_utimer {
 	u8 count;
 };
 
+/*
+ * Events a read takes off the queue under one hold of the queue's lock, and
+ * copies out with one copy.
+ */
+#define HTW_CTX_TAKE		8U
+
+/*
+ * An event being read: its timer, and the expiry a periodic timer is
+ * re-armed for once the event is copied out (0: the timer is released).
+ */
+struct htw_ctx_reading {
+	struct htw_utimer *ut;
+	u64 next;
+};
+
 /**
  * struct htw_ctx - one open /dev/htw
  * @params: its limits, and what its wheels are made of
@@ -241,6 +271,9 @@ struct htw_utimer {
  * @realign_work: moves the wall-clock timers after a set of the clock
  * @wall_node: in htw_wall_ctxs, under htw_wall_lock, once the context has
  *	a wall-clock wheel
+ * @read_out: the events a read is copying out, under @lock; here rather
+ *	than on the reader's kernel stack
+ * @reading: what each of them leaves to do, under @lock
  * @wqh: readers and pollers wait here; its lock protects the fields below
  * @events: timers with an event queued, in the order they were queued
  * @nr_queued: timers in @events
@@ -260,6 +293,8 @@ struct htw_ctx {
 	s64 real_offset;
 	struct work_struct realign_work;
 	struct list_head wall_node;
+	struct htw_event read_out[HTW_CTX_TAKE];
+	struct htw_ctx_reading reading[HTW_CTX_TAKE];
 
 	/* The following fields are protected by wqh.lock. */
 	wait_queue_head_t wqh;
@@ -366,6 +401,7 @@ size_t htw_ctx_timer_cost(void)
 {
 	return sizeof(struct htw_utimer);
 }
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_timer_cost);
 
 /* Charge the user for what the context allocates beside its timers. */
 static int htw_ctx_charge(struct htw_ctx *ctx, size_t bytes)
@@ -415,10 +451,17 @@ struct htw_user *htw_ctx_user(struct htw_ctx *ctx)
 	return ctx->params.user;
 }
 
+/*
+ * The clock a timer runs on.  A relative expiry on the wall clock is a
+ * duration, as POSIX has it and hrtimer_init() makes it: such a timer runs
+ * on CLOCK_MONOTONIC, where no set of the wall clock moves it (and no step
+ * of decades makes a 1 ms periodic timer count 10^12 expiries at once).
+ */
 static enum htw_ctx_clock htw_spec_clock(const struct htw_timer_spec *spec)
 {
 	if (spec->flags & HTW_TIMER_REALTIME)
-		return HTW_CTX_REALTIME;
+		return spec->flags & HTW_TIMER_ABSTIME ? HTW_CTX_REALTIME :
+							 HTW_CTX_MONOTONIC;
 	return spec->flags & HTW_TIMER_BOOTTIME ? HTW_CTX_BOOTTIME :
 						  HTW_CTX_MONOTONIC;
 }
@@ -542,9 +585,17 @@ static u64 htw_ctx_wheel_time(struct htw_ctx *ctx, enum htw_ctx_clock clock,
  * Make room for a timer due at @expires on @clock: the wheel, and the level
  * the expiry needs; *@when is where on the wheel the timer goes.  After
  * this, arming such a timer at *@when cannot fail.
+ *
+ * A periodic timer gets every level of its wheel now: the read that re-arms
+ * it then never needs memory, and never fails for want of it.  A read that
+ * failed so would leave the event queued, and a level-triggered epoll user
+ * would find it readable and fail again, for as long as memory is short.
+ * What those levels cost is charged to the user with the wheel already
+ * (htw_wheel_footprint()); the memory cgroup is charged here, where an
+ * %ENOMEM is an error of the arm, that loses nothing.
  */
 static int htw_ctx_prepare(struct htw_ctx *ctx, enum htw_ctx_clock clock,
-			   u64 expires, u64 *when)
+			   u64 expires, u64 period, u64 *when)
 	__must_hold(&ctx->lock)
 {
 	struct htw_wheel *wheel = __htw_ctx_wheel(ctx, clock);
@@ -552,7 +603,7 @@ static int htw_ctx_prepare(struct htw_ctx *ctx, enum htw_ctx_clock clock,
 	if (IS_ERR(wheel))
 		return PTR_ERR(wheel);
 	*when = htw_ctx_wheel_time(ctx, clock, expires);
-	return htw_wheel_reserve(wheel, *when);
+	return htw_wheel_reserve(wheel, period ? U64_MAX : *when);
 }
 
 static struct htw_utimer *htw_utimer_of_link(struct list_head *link)
@@ -813,11 +864,14 @@ static void __htw_ctx_clock_was_set(struct htw_ctx *ctx)
 		cond_resched();
 		/*
 		 * Its event waits to be read: a periodic timer is placed anew
-		 * when it is, unless a set cancels it; then that event is its
-		 * last.
+		 * when it is.  But a set of the clock cancels a cancel-on-set
+		 * timer whatever it queued before, as it discards a timerfd's
+		 * ticks: that event reports the cancel, and is its last.  The
+		 * flag keeps the cancel should the clock be set back to the
+		 * offset it was placed for before the event is read.
 		 */
 		if (htw_utimer_queued(ctx, ut)) {
-			if (ut->period && (ut->flags & HTW_UT_CANCEL_ON_SET) &&
+			if ((ut->flags & HTW_UT_CANCEL_ON_SET) &&
 			    !htw_utimer_placed_for(ut, offset))
 				ut->flags |= HTW_UT_CANCELED;
 			continue;
@@ -915,7 +969,7 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 	ctx->params = *params;
 	ctx->slot_bits = fls(params->max_timers);
 	mutex_init(&ctx->lock);
-	xa_init_flags(&ctx->timers, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ctx->timers, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	init_waitqueue_head(&ctx->wqh);
 	INIT_LIST_HEAD(&ctx->events);
 	INIT_WORK(&ctx->realign_work, htw_ctx_realign_fn);
@@ -999,6 +1053,9 @@ int htw_ctx_check(struct htw_ctx *ctx, struct htw_timer_spec *spec)
 	ret = htw_spec_check(ctx, spec, &expires);
 	if (ret)
 		return ret;
+	/* A relative expiry on the wall clock is a duration: htw_spec_clock(). */
+	if (!(spec->flags & HTW_TIMER_ABSTIME))
+		spec->flags &= ~HTW_TIMER_REALTIME;
 	spec->expires = expires;
 	spec->flags |= HTW_TIMER_ABSTIME;
 	return 0;
@@ -1128,7 +1185,8 @@ int htw_ctx_batch_arm(struct htw_ctx_batch *batch, struct htw_timer_spec *spec,
 		if (ret)
 			goto out_unalloc;
 	}
-	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires, &when);
+	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires,
+			      spec->period, &when);
 	if (ret)
 		goto out_uncharge;
 	ret = xa_alloc(&ctx->timers, &slot, ut,
@@ -1196,7 +1254,8 @@ int htw_ctx_batch_modify(struct htw_ctx_batch *batch,
 	ut = htw_ctx_find(ctx, spec->id);
 	if (!ut)
 		return -ENOENT;
-	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires, &when);
+	ret = htw_ctx_prepare(ctx, htw_spec_clock(spec), expires,
+			      spec->period, &when);
 	if (ret)
 		return ret;
 	htw_utimer_stop(ctx, ut);
@@ -1313,12 +1372,6 @@ int htw_ctx_cancel(struct htw_ctx *ctx, u32 id)
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_cancel);
 
 /*
- * Events a read takes off the queue under one hold of the queue's lock, and
- * copies out with one copy.
- */
-#define HTW_CTX_TAKE		8U
-
-/*
  * Take up to @n events off the head of the queue, in order, onto @taken;
  * return how many.  Their timers are idle, and no callback touches a timer
  * that is idle and unqueued: their records can be read without the lock.
@@ -1355,10 +1408,13 @@ static void htw_utimer_event(const struct htw_utimer *ut, struct htw_event *ev)
 		.expires = ut->expires,
 		.fired = ut->fired,
 	};
-	if (!ut->period || (ut->flags & HTW_UT_CANCELED))
+	if (!ut->period)
 		ev->flags |= HTW_EVENT_LAST;
-	if (ut->flags & HTW_UT_CANCELED)
-		ev->flags |= HTW_EVENT_CANCELED;
+	/* Expiries before a set are discarded, as a timerfd's ticks are. */
+	if (ut->flags & HTW_UT_CANCELED) {
+		ev->flags |= HTW_EVENT_LAST | HTW_EVENT_CANCELED;
+		ev->count = 0;
+	}
 	if (ut->flags & HTW_UT_BOOTTIME)
 		ev->flags |= HTW_EVENT_BOOTTIME;
 	if (ut->flags & HTW_UT_REALTIME)
@@ -1393,12 +1449,12 @@ static void htw_ctx_give_back(struct htw_ctx *ctx, struct list_head *taken,
 /*
  * The event of a parked periodic timer is being read: count in @ev the
  * expiries that have passed since the one it holds, and set *@next to the
- * first expiry after the present, and *@when to where it goes on the
- * wheel, whose level is made ready.  E <= now < 2^63 and P < 2^63, so
+ * first expiry after the present.  E <= now < 2^63 and P < 2^63, so
  * nothing here overflows.
  */
-static int htw_utimer_forward(struct htw_ctx *ctx, struct htw_utimer *ut,
-			      struct htw_event *ev, u64 *next, u64 *when)
+static void htw_utimer_count_overruns(struct htw_ctx *ctx,
+				      struct htw_utimer *ut,
+				      struct htw_event *ev, u64 *next)
 	__must_hold(&ctx->lock)
 {
 	enum htw_ctx_clock clock = htw_utimer_clock(ut);
@@ -1413,8 +1469,6 @@ static int htw_utimer_forward(struct htw_ctx *ctx, struct htw_utimer *ut,
 		ev->fired = now;
 	}
 	*next = ev->expires + ut->period;
-	*when = htw_ctx_wheel_time(ctx, clock, *next);
-	return htw_wheel_reserve(ctx->wheel[clock], *when);
 }
 
 /*
@@ -1428,51 +1482,41 @@ static u64 htw_ctx_report_time(const struct htw_ctx *ctx,
 	return htw_time_minus(t, -ctx->params.time_offset[clock]);
 }
 
-/* An event being read: its timer, and what its reading leaves to do. */
-struct htw_ctx_reading {
-	struct htw_utimer *ut;
-	u64 next;
-	u64 when;
-	bool rearm;
-};
-
 /*
  * Make in @ev the event of a timer taken off the queue, its times as the
- * context reports them, and in @r where a periodic timer goes next.  The
+ * context reports them, and in @r what reading it leaves to do.  The
  * timer's record is left as it was, so that an event that is not copied
  * out can be given back as it was taken: counted forward, its expiry would
  * no longer match the place of a wall-clock timer, which would then look
- * moved by a set of the clock.  Return 0, or -ENOMEM if the periodic
- * timer's next place cannot be made ready.
+ * moved by a set of the clock.
  */
-static int htw_ctx_read_event(struct htw_ctx *ctx, struct htw_utimer *ut,
-			      struct htw_event *ev, struct htw_ctx_reading *r)
+static void htw_ctx_read_event(struct htw_ctx *ctx, struct htw_utimer *ut,
+			       struct htw_event *ev, struct htw_ctx_reading *r)
 	__must_hold(&ctx->lock)
 {
 	enum htw_ctx_clock clock = htw_utimer_clock(ut);
-	int ret;
+	bool canceled = false;
 
-	htw_utimer_event(ut, ev);
 	/*
 	 * The wall clock was set since a cancel-on-set timer was placed, and
-	 * the work has not told it yet: this event is its last.
+	 * the work has not told it yet (the timer may even have fired by the
+	 * step forward): the set cancels it, and this event says so.
 	 */
-	if ((ut->flags & HTW_UT_CANCEL_ON_SET) &&
-	    !(ev->flags & HTW_EVENT_LAST) &&
+	if ((ut->flags & (HTW_UT_CANCEL_ON_SET | HTW_UT_CANCELED)) ==
+	    HTW_UT_CANCEL_ON_SET &&
 	    !htw_utimer_placed_for(ut, htw_ctx_real_offset(ctx))) {
 		ut->flags |= HTW_UT_CANCELED;
-		ev->flags |= HTW_EVENT_LAST | HTW_EVENT_CANCELED;
+		canceled = true;
 	}
+	htw_utimer_event(ut, ev);
+	if (canceled)
+		ev->fired = htw_ctx_now(ctx, HTW_CTX_REALTIME);
 	r->ut = ut;
-	r->rearm = !(ev->flags & HTW_EVENT_LAST);
-	if (r->rearm) {
-		ret = htw_utimer_forward(ctx, ut, ev, &r->next, &r->when);
-		if (ret)
-			return ret;
-	}
+	r->next = 0;
+	if (!(ev->flags & HTW_EVENT_LAST))
+		htw_utimer_count_overruns(ctx, ut, ev, &r->next);
 	ev->expires = htw_ctx_report_time(ctx, clock, ev->expires);
 	ev->fired = htw_ctx_report_time(ctx, clock, ev->fired);
-	return 0;
 }
 
 /* An event was copied out: re-arm its periodic timer, or release it. */
@@ -1481,15 +1525,19 @@ static void htw_ctx_read_done(struct htw_ctx_batch *batch,
 	__must_hold(&batch->ctx->lock)
 {
 	struct htw_utimer *ut = r->ut;
+	enum htw_ctx_clock clock = htw_utimer_clock(ut);
 
-	if (!r->rearm) {
+	if (!r->next) {
 		htw_utimer_release(batch, ut);
 		return;
 	}
 	/* Taken and idle: no callback reads it meanwhile. */
 	if (ut->flags & HTW_UT_REALTIME)
 		ut->expires = r->next;
-	WARN_ON_ONCE(htw_add(&ut->timer, r->when, 0, HTW_MODE_ABS));
+	/* Every level is there (htw_ctx_prepare()): this cannot fail. */
+	WARN_ON_ONCE(htw_add(&ut->timer,
+			     htw_ctx_wheel_time(batch->ctx, clock, r->next),
+			     0, HTW_MODE_ABS));
 }
 
 /*
@@ -1498,20 +1546,24 @@ static void htw_ctx_read_done(struct htw_ctx_batch *batch,
  * copied, 0 if another reader took the events first, or an error if no
  * event could be read (each stays queued).
  */
-static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
+static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
+			     bool nowait)
 {
 	struct htw_ctx_batch batch = { .ctx = ctx };
-	struct htw_ctx_reading r[HTW_CTX_TAKE];
-	struct htw_event out[HTW_CTX_TAKE];
-	unsigned int n, m, i, copied;
-	struct htw_utimer *ut;
+	struct htw_event *out = ctx->read_out;
+	struct htw_ctx_reading *r = ctx->reading;
+	unsigned int n, i, copied;
 	LIST_HEAD(taken);
 	ssize_t done = 0;
 	int ret = 0;
 	u32 left;
 
-	if (mutex_lock_interruptible(&ctx->lock))
+	if (nowait) {
+		if (!mutex_trylock(&ctx->lock))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&ctx->lock)) {
 		return -ERESTARTSYS;
+	}
 	/*
 	 * Only the events queued now: a periodic timer re-armed by this read
 	 * may expire again before it ends, and is left for the next one.
@@ -1528,29 +1580,20 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
 		if (!n)
 			break;
 		left -= n;
-		for (m = 0; !list_empty(&taken);) {
-			ut = htw_utimer_of_link(taken.next);
+		for (i = 0; i < n; i++) {
+			htw_ctx_read_event(ctx, htw_utimer_of_link(taken.next),
+					   &out[i], &r[i]);
 			list_del(taken.next);
-			if (!htw_ctx_read_event(ctx, ut, &out[m], &r[m])) {
-				m++;
-				continue;
-			}
-			/* Out of memory: it waits, the events behind it do not. */
-			spin_lock_irq(&ctx->wqh.lock);
-			__htw_utimer_queue(ctx, ut);
-			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
-			spin_unlock_irq(&ctx->wqh.lock);
-			ret = -ENOMEM;
 		}
-		copied = copy_to_iter(out, m * sizeof(out[0]), to) / sizeof(out[0]);
+		copied = copy_to_iter(out, n * sizeof(out[0]), to) / sizeof(out[0]);
 		for (i = 0; i < copied; i++)
 			htw_ctx_read_done(&batch, &r[i]);
 		done += copied * sizeof(out[0]);
-		if (copied < m) {
+		if (copied < n) {
 			/* Those not copied go back first, in their order. */
-			for (i = m; i-- > copied;)
+			for (i = n; i-- > copied;)
 				list_add(htw_timer_link(&r[i].ut->timer), &taken);
-			htw_ctx_give_back(ctx, &taken, m - copied);
+			htw_ctx_give_back(ctx, &taken, n - copied);
 			ret = -EFAULT;
 			break;
 		}
@@ -1565,21 +1608,26 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to)
  * htw_ctx_read() - read queued events
  * @ctx: the context
  * @to: where to copy them: as many whole struct htw_event as fit
- * @nonblock: return -EAGAIN rather than wait for an event
+ * @flags: %HTW_CTX_READ_NONBLOCK: return -EAGAIN rather than wait for an
+ *	event; %HTW_CTX_READ_NOWAIT: nor for the context's lock
  *
  * Reading the event of a one-shot timer releases the timer and its id;
- * reading that of a periodic timer re-arms it.  An event that cannot be
- * copied stays queued.  A non-blocking read does wait for another thread
- * that holds the context (an ioctl, or a read copying out), as a pipe's
- * does: it fails with -EAGAIN only when no event is queued.
+ * reading that of a periodic timer re-arms it, which never needs memory.
+ * An event that cannot be copied stays queued.  A non-blocking read
+ * (O_NONBLOCK) does wait for another thread that holds the context (an
+ * ioctl, or a read copying out), as a pipe's does: it fails with -EAGAIN
+ * only when no event is queued.  One that may not block at all
+ * (IOCB_NOWAIT: RWF_NOWAIT, or io_uring's first try) fails with -EAGAIN
+ * then too.
  *
- * Context: Process context; may sleep.
+ * Context: Process context; may sleep unless %HTW_CTX_READ_NOWAIT.
  * Return: the bytes copied; -EINVAL if @to cannot hold one event; -EAGAIN;
- * -ERESTARTSYS if a signal interrupted a wait; -EFAULT; -ENOMEM if a
- * periodic timer could not be re-armed.
+ * -ERESTARTSYS if a signal interrupted a wait; -EFAULT.
  */
-ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock)
+ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to,
+		     unsigned int flags)
 {
+	bool nowait = flags & HTW_CTX_READ_NOWAIT;
 	ssize_t ret;
 
 	if (iov_iter_count(to) < sizeof(struct htw_event))
@@ -1590,7 +1638,7 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock)
 		spin_lock_irq(&ctx->wqh.lock);
 		if (!list_empty(&ctx->events))
 			ret = 0;
-		else if (nonblock)
+		else if (flags & (HTW_CTX_READ_NONBLOCK | HTW_CTX_READ_NOWAIT))
 			ret = -EAGAIN;
 		else
 			ret = wait_event_interruptible_locked_irq(ctx->wqh,
@@ -1599,7 +1647,7 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock)
 		if (ret)
 			return ret;
 
-		ret = htw_ctx_drain(ctx, to);
+		ret = htw_ctx_drain(ctx, to, nowait);
 	} while (!ret);
 	return ret;
 }

@@ -13,6 +13,7 @@
 
 #include <linux/fs.h>
 #include <linux/minmax.h>
+#include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/types.h>
 #include <linux/uio.h>
@@ -61,13 +62,19 @@ struct htw_ctx_params {
 /*
  * @t minus @offset, held within [0, %HTW_TIME_MAX]: a time moved from one
  * clock to another that is @offset ahead of it (a time namespace's, or the
- * wall clock's).  |@offset| is below 2^63.
+ * wall clock's).  Saturating for every @t and @offset, so that no caller's
+ * bad time can wrap into a time that is due, or never due.
  */
 static inline u64 htw_time_minus(u64 t, s64 offset)
 {
+	u64 sum;
+
 	if (offset >= 0)
-		return t - min_t(u64, t, offset);
-	return min_t(u64, t + (u64)-offset, HTW_TIME_MAX);
+		return min_t(u64, t - min_t(u64, t, offset), HTW_TIME_MAX);
+	/* -(u64)offset is |offset|, S64_MIN included. */
+	if (check_add_overflow(t, -(u64)offset, &sum))
+		return HTW_TIME_MAX;
+	return min_t(u64, sum, HTW_TIME_MAX);
 }
 
 int htw_ctx_init(void);
@@ -111,7 +118,12 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 		u32 __user *id_out);
 int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec);
 int htw_ctx_cancel(struct htw_ctx *ctx, u32 id);
-ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to, bool nonblock);
+/* Flags of htw_ctx_read(). */
+#define HTW_CTX_READ_NONBLOCK	BIT(0)
+#define HTW_CTX_READ_NOWAIT	BIT(1)
+
+ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to,
+		     unsigned int flags);
 __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 		      struct poll_table_struct *wait);
 void htw_ctx_counts(struct htw_ctx *ctx, u32 *nr_timers, u32 *nr_queued);

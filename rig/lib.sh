@@ -104,7 +104,8 @@ copy_module_sources() {
 	mkdir -p "$dst"
 	(cd "$HTW_TOP" && find . \( -path ./build -o -path ./.git -o -path ./rig \
 			-o -path ./tools -o -path ./tests/user \) -prune -o \
-		-type f \( -name Kbuild -o -name '*.[chS]' \) ! -name '*.mod.c' -print |
+		-type f \( -name Kbuild -o -name '*.[chS]' -o -path ./man/htw.4 \) \
+		! -name '*.mod.c' -print |
 		cpio -pdm --quiet "$dst")
 }
 

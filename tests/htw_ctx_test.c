@@ -100,7 +100,7 @@ static ssize_t test_read_ctx(struct htw_ctx *ctx, struct htw_event *ev,
 	struct iov_iter to;
 
 	iov_iter_kvec(&to, ITER_DEST, &kv, 1, len);
-	return htw_ctx_read(ctx, &to, true);
+	return htw_ctx_read(ctx, &to, HTW_CTX_READ_NONBLOCK);
 }
 
 static ssize_t test_read(struct kunit *test, struct htw_event *ev, size_t n)
@@ -417,6 +417,28 @@ static void htw_ctx_wheel_grows_levels_on_demand(struct kunit *test)
 	htw_wheel_get_stats(test_wheel(test, HTW_CTX_MONOTONIC), &stats);
 	KUNIT_EXPECT_EQ(test, 4, stats.nr_reserved);
 	KUNIT_EXPECT_EQ(test, 1, stats.level[3]);
+}
+
+/*
+ * A periodic timer takes every level of its wheel when it is armed, as many
+ * as a wall-clock wheel has from the start: the read that re-arms it, for
+ * any distance, needs no memory, and cannot fail for want of it.
+ */
+static void htw_ctx_periodic_arm_takes_every_level(struct kunit *test)
+{
+	struct htw_wheel_stats mono, real;
+	struct htw_event ev;
+
+	test_arm(test, 0, 50, TEST_MIN_PERIOD, 0);
+	htw_wheel_get_stats(test_wheel(test, HTW_CTX_MONOTONIC), &mono);
+	htw_wheel_get_stats(test_wheel(test, HTW_CTX_REALTIME), &real);
+	KUNIT_EXPECT_GT(test, mono.nr_reserved, 4);
+	KUNIT_EXPECT_EQ(test, real.nr_reserved, mono.nr_reserved);
+
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 50);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 1, ev.count);
+	KUNIT_EXPECT_EQ(test, 1, test_timers(test));
 }
 
 /*
@@ -781,6 +803,116 @@ static void htw_ctx_read_after_a_set_cancels(struct kunit *test)
 }
 
 /*
+ * A one-shot cancel-on-set timer that fired before a set of the wall clock
+ * and whose event was not read yet is cancelled by the set all the same, as
+ * the set discards a timerfd's ticks: the event says so, with a count of 0.
+ */
+static void htw_ctx_set_discards_a_queued_expiry(struct kunit *test)
+{
+	struct htw_ctx *ctx = test_ctx(test);
+	struct htw_event ev;
+
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	test_arm(test, HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME |
+		 HTW_TIMER_CANCEL_ON_SET, TEST_WALL + TEST_START + 100, 0, 1);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 100);
+	KUNIT_EXPECT_EQ(test, 1, test_queued(test));
+	htw_ctx_set_real_offset(ctx, TEST_WALL - 20);
+	htw_ctx_clock_was_set(ctx);
+	/* Set back to where it was: the set happened all the same. */
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	htw_ctx_clock_was_set(ctx);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST | HTW_EVENT_REALTIME |
+			      HTW_EVENT_CANCELED, ev.flags);
+	KUNIT_EXPECT_EQ(test, 0, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_WALL + TEST_START + 100, ev.expires);
+	KUNIT_EXPECT_EQ(test, 0, test_timers(test));
+}
+
+/*
+ * A one-shot cancel-on-set timer that fires after a step of the wall clock
+ * forward, on the place it had before it, and before the context's work
+ * has run: its event is read as the cancel, not as an expiry.
+ */
+static void htw_ctx_expiry_after_a_set_is_the_cancel(struct kunit *test)
+{
+	struct htw_ctx *ctx = test_ctx(test);
+	struct htw_event ev;
+
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	test_arm(test, HTW_TIMER_REALTIME | HTW_TIMER_ABSTIME |
+		 HTW_TIMER_CANCEL_ON_SET, TEST_WALL + TEST_START + 100, 0, 1);
+	htw_ctx_set_real_offset(ctx, TEST_WALL + 30);
+	test_advance(test, HTW_CTX_REALTIME, TEST_START + 100);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, HTW_EVENT_LAST | HTW_EVENT_REALTIME |
+			      HTW_EVENT_CANCELED, ev.flags);
+	KUNIT_EXPECT_EQ(test, 0, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_WALL + 30 + TEST_START + 100, ev.fired);
+}
+
+/*
+ * A relative expiry on the wall clock is a duration: the timer runs on
+ * CLOCK_MONOTONIC and reports its times, and a step of the wall clock by
+ * decades moves nothing, nor counts a single extra expiry.
+ */
+static void htw_ctx_relative_realtime_is_a_duration(struct kunit *test)
+{
+	const s64 decades = 40LL * 365 * 86400 * NSEC_PER_SEC;
+	struct htw_ctx *ctx = test_ctx(test);
+	struct htw_event ev;
+
+	htw_ctx_set_real_offset(ctx, TEST_WALL);
+	test_arm(test, HTW_TIMER_REALTIME, 100, TEST_MIN_PERIOD, 1);
+	htw_ctx_set_real_offset(ctx, TEST_WALL + decades);
+	htw_ctx_clock_was_set(ctx);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 99);
+	KUNIT_EXPECT_EQ(test, -EAGAIN, test_read(test, &ev, 1));
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 100);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 0, ev.flags);
+	KUNIT_EXPECT_EQ(test, 1, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 100, ev.expires);
+
+	htw_ctx_set_real_offset(ctx, TEST_WALL - decades);
+	htw_ctx_clock_was_set(ctx);
+	test_advance(test, HTW_CTX_MONOTONIC, TEST_START + 110);
+	KUNIT_ASSERT_EQ(test, sizeof(ev), test_read(test, &ev, 1));
+	KUNIT_EXPECT_EQ(test, 1, ev.count);
+	KUNIT_EXPECT_EQ(test, TEST_START + 110, ev.expires);
+}
+
+/* htw_time_minus() stays within [0, HTW_TIME_MAX] whatever it is given. */
+struct htw_time_minus_case {
+	const char *desc;
+	u64 t;
+	s64 offset;
+	u64 result;
+};
+
+static const struct htw_time_minus_case htw_time_minus_cases[] = {
+	{ "within range", 100, 30, 70 },
+	{ "ahead, within range", 100, -30, 130 },
+	{ "below zero", 5, 10, 0 },
+	{ "past the end", HTW_TIME_MAX, -1, HTW_TIME_MAX },
+	{ "a time past the end", U64_MAX, 0, HTW_TIME_MAX },
+	{ "a time past the end, behind", U64_MAX, S64_MAX, HTW_TIME_MAX },
+	{ "the farthest offset ahead", 0, S64_MIN, HTW_TIME_MAX },
+	{ "wrapping", U64_MAX, S64_MIN, HTW_TIME_MAX },
+	{ "the farthest offset behind", HTW_TIME_MAX, S64_MAX, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(htw_time_minus, htw_time_minus_cases, desc);
+
+static void htw_ctx_time_minus_saturates(struct kunit *test)
+{
+	const struct htw_time_minus_case *p = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, p->result, htw_time_minus(p->t, p->offset));
+}
+
+/*
  * Destroying a context gives back everything it charged to its user: each
  * timer, queued, parked or armed, and each wheel.  (htw_wheel_destroy()
  * also warns, which fails the run, about a timer left on a wheel.)
@@ -900,6 +1032,7 @@ static struct kunit_case htw_ctx_test_cases[] = {
 	KUNIT_CASE(htw_ctx_unread_periodic_is_parked),
 	KUNIT_CASE(htw_ctx_periodic_rearms_after_the_read),
 	KUNIT_CASE(htw_ctx_wheel_grows_levels_on_demand),
+	KUNIT_CASE(htw_ctx_periodic_arm_takes_every_level),
 	KUNIT_CASE(htw_ctx_user_limit_spans_contexts),
 	KUNIT_CASE(htw_ctx_batch_allocates_and_frees_in_bulk),
 	KUNIT_CASE(htw_ctx_batch_cancel_makes_room_for_the_next_arm),
@@ -912,6 +1045,10 @@ static struct kunit_case htw_ctx_test_cases[] = {
 	KUNIT_CASE(htw_ctx_cancel_on_set_is_cancelled_once),
 	KUNIT_CASE(htw_ctx_early_timer_is_not_lost),
 	KUNIT_CASE(htw_ctx_read_after_a_set_cancels),
+	KUNIT_CASE(htw_ctx_set_discards_a_queued_expiry),
+	KUNIT_CASE(htw_ctx_expiry_after_a_set_is_the_cancel),
+	KUNIT_CASE(htw_ctx_relative_realtime_is_a_duration),
+	KUNIT_CASE_PARAM(htw_ctx_time_minus_saturates, htw_time_minus_gen_params),
 	KUNIT_CASE_PARAM(htw_ctx_spec_is_validated, htw_ctx_spec_gen_params),
 	{}
 };

@@ -113,7 +113,8 @@ static int cmd_info(void)
 	       (unsigned long long)info.min_period_ns);
 	printf("max timers     %u per open file\n", info.max_timers);
 	printf("batch max      %u operations\n", info.batch_max);
-	printf("expire budget  %u callbacks per run\n", info.expire_budget);
+	printf("expire budget  %u callbacks per batch of an expiry run\n",
+	       info.expire_budget);
 	printf("event size     %u bytes\n", info.event_size);
 	printf("timers         %u\n", info.nr_timers);
 	printf("queued         %u\n", info.nr_queued);

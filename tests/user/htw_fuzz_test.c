@@ -472,11 +472,16 @@ static __u32 pick_flags(struct fuzz *fz)
 	return (__u32)rnd(fz);
 }
 
-/* The clock a spec's flags name, whether the kernel takes them or not. */
+/*
+ * The clock a timer of these flags runs on, whether the kernel takes them
+ * or not: a relative expiry on the wall clock is a duration, on
+ * CLOCK_MONOTONIC.
+ */
 static clockid_t flags_clock(__u32 flags)
 {
 	if (flags & HTW_TIMER_REALTIME)
-		return CLOCK_REALTIME;
+		return flags & HTW_TIMER_ABSTIME ? CLOCK_REALTIME :
+						   CLOCK_MONOTONIC;
 	return flags & HTW_TIMER_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
 }
 

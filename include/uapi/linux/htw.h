@@ -36,12 +36,15 @@
  * (settimeofday(), clock_settime(), a step of NTP, a resume), the timer is
  * moved to fire when the wall clock reaches its expiry, and it never fires
  * while the wall clock reads less than its expiry (an event queued before
- * the clock was set back stays queued).  A relative expiry is made
- * absolute on the wall clock when the timer is armed, and follows it too,
- * where timerfd's relative CLOCK_REALTIME timers do not.  Armed with
- * %HTW_TIMER_CANCEL_ON_SET, the timer is cancelled by the next set that
- * moves the wall clock instead, and its event says so
- * (%HTW_EVENT_CANCELED), as timerfd's -ECANCELED does.
+ * the clock was set back stays queued).  Armed with
+ * %HTW_TIMER_CANCEL_ON_SET, the timer is cancelled by any set of the wall
+ * clock after it was armed instead, and its event says so
+ * (%HTW_EVENT_CANCELED, with a count of 0), as timerfd's -ECANCELED does:
+ * an expiry it queued before the set and that was not read yet is
+ * discarded, as a timerfd's ticks are.  A relative expiry on CLOCK_REALTIME
+ * is a duration, as with timerfd and POSIX timers: the timer runs on
+ * CLOCK_MONOTONIC, no set of the wall clock moves it, and its events are
+ * CLOCK_MONOTONIC's (without %HTW_EVENT_REALTIME).
  *
  * Every structure below may grow at its end.  The kernel reads the size the
  * caller passes (in the ioctl number, or in @op_size for batch operations):
@@ -56,13 +59,15 @@
  * - %EINVAL: the buffer is smaller than one record.
  * - %EAGAIN: no event is queued and the file is O_NONBLOCK.  A non-blocking
  *   read never waits for an event, but like a pipe's it waits for other
- *   users of the same file (an ioctl, another read) to finish.
+ *   users of the same file (an ioctl, another read) to finish.  A read
+ *   that may not block at all (preadv2()'s RWF_NOWAIT, io_uring) fails
+ *   with %EAGAIN then too.
  * - %EINTR: a signal came while waiting, for an event or for another user
  *   of the file (the read restarts under SA_RESTART).
  * - %EFAULT: the buffer is not writable; the events stay queued.
- * - %ENOMEM: no event could be read because periodic timers could not be
- *   re-armed for lack of memory; their events stay queued (behind the
- *   others, which a read returns when it can).
+ *
+ * A read never fails for lack of memory: a periodic timer's re-arm needs
+ * none (its arm took what it may need).
  *
  * Errors common to all ioctl commands:
  *
@@ -149,10 +154,12 @@ struct htw_info {
  * @flags: %HTW_TIMER_ABSTIME: @expires is a time on the clock, else ns from
  *	now.  %HTW_TIMER_BOOTTIME: the timer runs on CLOCK_BOOTTIME (it counts
  *	time suspended); %HTW_TIMER_REALTIME: on CLOCK_REALTIME, the wall
- *	clock (a relative expiry is made absolute on it when armed); else on
- *	CLOCK_MONOTONIC.  Not both.  %HTW_TIMER_CANCEL_ON_SET, with
- *	%HTW_TIMER_REALTIME and %HTW_TIMER_ABSTIME only: the next set of the
- *	wall clock cancels the timer, with an event of %HTW_EVENT_CANCELED.
+ *	clock (a relative expiry there is a duration: the timer runs on
+ *	CLOCK_MONOTONIC); else on CLOCK_MONOTONIC.  Not both.
+ *	%HTW_TIMER_CANCEL_ON_SET, with %HTW_TIMER_REALTIME and
+ *	%HTW_TIMER_ABSTIME only: any set of the wall clock after the timer was
+ *	armed cancels it, and its unread expiry, with an event of
+ *	%HTW_EVENT_CANCELED.
  * @expires: the first expiry; once made absolute it must not exceed
  *	%HTW_TIME_MAX.  An expiry already past is delivered at once.
  * @period: 0 for a one-shot timer; else the ns between expiries, from
@@ -237,30 +244,33 @@ struct htw_batch {
 /**
  * struct htw_event - one record returned by read()
  * @id: the timer
- * @flags: %HTW_EVENT_LAST: the timer was one-shot, or was cancelled; this is
- *	its last event and its id is released (it may be given to a new
- *	timer).  %HTW_EVENT_BOOTTIME, %HTW_EVENT_REALTIME: the times below are
+ * @flags: %HTW_EVENT_LAST: the timer was one-shot, or a set of the wall
+ *	clock cancelled it (%HTW_EVENT_CANCELED); this is its last event and
+ *	its id is released (it may be given to a new timer).  A timer
+ *	cancelled by %HTW_IOC_CANCEL, or by an operation of
+ *	%HTW_OP_CANCEL, has no last event: its queued event is dropped.
+ *	%HTW_EVENT_BOOTTIME, %HTW_EVENT_REALTIME: the times below are
  *	on CLOCK_BOOTTIME, on CLOCK_REALTIME, else on CLOCK_MONOTONIC.
  *	%HTW_EVENT_CANCELED (with %HTW_EVENT_LAST): a timer armed with
- *	%HTW_TIMER_CANCEL_ON_SET was cancelled because the wall clock was set;
- *	@count is 0, @expires the expiry it was armed for, @fired the time
- *	the cancel was found.  (A periodic timer whose event waited to be read
- *	when the clock was set is cancelled by that event: it counts the
- *	expiries before the set.)
+ *	%HTW_TIMER_CANCEL_ON_SET was cancelled because the wall clock was set.
+ *	An expiry it queued before the set and that was not read yet is
+ *	discarded: this event reports the cancel instead.
  * @user_data: the timer's &htw_timer_spec.user_data
- * @count: expiries since the timer's previous event was read, at least 1
- *	but in an event of %HTW_EVENT_CANCELED:
- *	the expiries of a periodic timer that pass before its event is read
- *	are counted in it, up to the moment of the read
- * @expires: the latest of those expiries, as scheduled
+ * @count: the expiries since the timer's previous event was read: at least
+ *	1, but 0 in an event of %HTW_EVENT_CANCELED.  The expiries of a
+ *	periodic timer that pass while its event waits to be read are counted
+ *	in that event, up to the moment of the read.
+ * @expires: the latest of those expiries, as scheduled.  In an event of
+ *	%HTW_EVENT_CANCELED, the timer's latest expiry as scheduled: the one
+ *	it was waiting for, or that of the expiry the cancel discarded.
  * @fired: when that expiry was delivered: by the wheel, or, for an expiry
  *	of a periodic timer that passed while its event was unread, by the
  *	read() that counted it; @fired - @expires is its lateness, never
- *	negative
+ *	negative.  But in an event of %HTW_EVENT_CANCELED, @fired is when the
+ *	cancel was found, which may be before @expires.
  *
  * A timer has at most one event queued.  Events are read in the order they
- * were first queued (but for one whose periodic timer could not be re-armed
- * for lack of memory, which goes behind the others: see read()'s %ENOMEM).
+ * were first queued.
  */
 struct htw_event {
 	__u32 id;
@@ -286,8 +296,9 @@ struct htw_event {
  *	its user would hold more than &htw_info.max_user_timers (the file's
  *	first timer on a clock also counts the clock's wheel).
  *	%ENOMEM: out of memory (timers are charged to the caller's memory
- *	cgroup).  %EFAULT: &htw_timer_spec.id is not writable: nothing is
- *	armed.
+ *	cgroup; a periodic timer also takes every level of its clock's wheel,
+ *	so that its re-arms never need memory).  %EFAULT:
+ *	&htw_timer_spec.id is not writable: nothing is armed.
  *
  * HTW_IOC_MODIFY: re-arm timer &htw_timer_spec.id, armed or expired, with a
  *	new expiry, period, clock and user value; its id stays.  A queued event
