@@ -157,7 +157,7 @@ static int htw_open(struct inode *inode, struct file *file)
 	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
 		params.time_offset[i] = htw_timens_offset(i);
 
-	params.user = htw_user_get(current_uid());
+	params.user = htw_user_get(current_user_ns(), current_uid());
 	if (!params.user)
 		return -ENOMEM;
 	ctx = htw_ctx_create(&params);
@@ -203,6 +203,7 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct htw_ctx *ctx = file->private_data;
 	u32 nr_timers, nr_queued;
+	u64 wakes, wakeups;
 
 	htw_ctx_counts(ctx, &nr_timers, &nr_queued);
 	seq_printf(m, "timers:\t%u\nqueued:\t%u\nmax_timers:\t%u\n",
@@ -210,6 +211,9 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "user_timers:\t%lu\nmax_user_timers:\t%u\n",
 		   htw_user_timers(htw_ctx_user(ctx)),
 		   READ_ONCE(max_user_timers));
+	/* Its wheels' hrtimers finding timers due; its waiters woken. */
+	wakes = htw_ctx_wakes(ctx, &wakeups);
+	seq_printf(m, "wakes:\t%llu\nwakeups:\t%llu\n", wakes, wakeups);
 }
 
 /* Root's view of every wheel: htw_wheels_fops over htw_wheels_sops. */
@@ -232,9 +236,14 @@ static int htw_ioctl_info(struct htw_ctx *ctx, void __user *argp,
 	};
 
 	struct htw_user *user = htw_ctx_user(ctx);
+	int ret;
 
 	if (usize < HTW_INFO_SIZE_VER0)
 		return -EINVAL;
+	/* The events a read would find, made by the caller as a read's are. */
+	ret = htw_ctx_run_due(ctx);
+	if (ret)
+		return ret;
 	htw_ctx_counts(ctx, &info.nr_timers, &info.nr_queued);
 	info.max_user_timers = READ_ONCE(max_user_timers);
 	info.user_timers = min_t(unsigned long, htw_user_timers(user), U32_MAX);

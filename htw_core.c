@@ -62,6 +62,32 @@
  * wheels take one-shot timers only.  A level is in use only while it holds
  * timers (@level_map), and the levels not in use cost no work.
  *
+ * Wheels their owner runs
+ * -----------------------
+ * A wheel of HTW_WHEEL_DEFERRED runs no callback in interrupt context.  Its
+ * hrtimer still fires at its next event, but only tells the owner (@wake,
+ * O(1)); the owner runs the wheel in its own context, when it likes, with
+ * htw_wheel_run(): one batch a call, expiring buckets up to the present and
+ * running at most the budget's callbacks, in process context.  A call that
+ * leaves nothing due arms the hrtimer for the next event; one that leaves
+ * work arms nothing, since its caller knows there is more (the call says
+ * so), and a wake per batch would wake the owner's waiters once a batch.
+ * So a wheel's expiry work can be charged to whoever its timers serve, as
+ * timerfd charges a periodic timer's re-arm to its reader and io_uring its
+ * completions to the submitter (task_work): /dev/htw has each file's
+ * readers run its wheels, and a file nobody reads costs one hrtimer
+ * expiry, then nothing.  Calls for one wheel must not run concurrently: the
+ * owner serialises them, as a manual wheel's caller does htw_advance().
+ *
+ * Each wheel's tick grid is aligned on its clock: tick 0 starts at a
+ * multiple of the tick.  Wheels of the same tick then have the same tick
+ * boundaries, and their hrtimers, due at the same instants, expire in one
+ * hrtimer interrupt: a thousand files with a 10 ms periodic timer each
+ * make one wake-up every 10 ms, not a thousand.  (Slack on the hrtimer
+ * would merge more, but the promise is one tick from the expiry, not from
+ * the boundary: a timer due just after a boundary leaves the boundary of
+ * its tick no room.)
+ *
  * Four things move a wheel's time, each with a verb of its own: an expiry
  * run expires buckets up to the present (__htw_expire_to()); an arm skips
  * clk over idle ticks (__htw_skip_idle()); a periodic timer is re-armed a
@@ -207,6 +233,7 @@ struct htw_wheel {
 	unsigned int flags;		/* HTW_WHEEL_* */
 	clockid_t clockid;
 	void *data;			/* the owner's (htw_wheel_params) */
+	htw_wake_t wake;		/* a deferred wheel's (htw_wheel_params) */
 	u8 level_of[BITS_PER_LONG_LONG + 1];	/* fls64(when - clk) -> level */
 #ifdef CONFIG_LOCKDEP
 	struct lockdep_map lockdep_map;	/* "a callback of this wheel runs" */
@@ -234,7 +261,7 @@ struct htw_wheel {
 	bool draining;			/* a run left a bucket half emptied */
 	bool stopped;			/* htw_wheel_stop(): no run, no new timer */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
-	u64 runs, fired, cascaded, budget_stops;	/* statistics */
+	u64 runs, fired, cascaded, budget_stops, wakes;	/* statistics */
 	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
 
 	struct list_head node;		/* in htw_wheels, under htw_wheels_lock */
@@ -252,6 +279,11 @@ static DEFINE_MUTEX(htw_wheels_lock);
 static inline bool htw_manual(const struct htw_wheel *wheel)
 {
 	return wheel->flags & HTW_WHEEL_MANUAL;
+}
+
+static inline bool htw_deferred(const struct htw_wheel *wheel)
+{
+	return wheel->flags & HTW_WHEEL_DEFERRED;
 }
 
 static inline u64 htw_size(const struct htw_wheel *wheel)
@@ -285,9 +317,9 @@ static inline struct list_head *htw_bucket(const struct htw_wheel *wheel, u32 sl
  * for timer_delete_sync(), so that it reports a wait under a lock the
  * callback takes.  The wait is told only when it is about to happen: a
  * callback may sync-delete another timer of its wheel, which never waits.
- * Manual wheels run their callbacks in process context, real ones in
- * softirq context: two classes, or lockdep would see one class used both
- * ways.
+ * Manual and deferred wheels run their callbacks in process context, the
+ * others in softirq context: two classes, or lockdep would see one class
+ * used both ways.
  */
 #ifdef CONFIG_LOCKDEP
 static struct lock_class_key htw_callback_key, htw_manual_callback_key;
@@ -295,7 +327,7 @@ static struct lock_class_key htw_callback_key, htw_manual_callback_key;
 static void htw_lockdep_init(struct htw_wheel *wheel)
 {
 	lockdep_init_map(&wheel->lockdep_map, "htw_callback",
-			 wheel->flags & HTW_WHEEL_MANUAL ?
+			 wheel->flags & (HTW_WHEEL_MANUAL | HTW_WHEEL_DEFERRED) ?
 			 &htw_manual_callback_key : &htw_callback_key, 0);
 }
 
@@ -916,6 +948,27 @@ static void __htw_run_done(struct htw_wheel *wheel, unsigned int moved,
 	trace_htw_run(wheel, wheel->clk, moved, ran, left);
 }
 
+/*
+ * A deferred wheel's hrtimer: tell the owner, outside the lock, unless the
+ * wheel is stopped (htw_wheel_stop() waits for this to return).
+ */
+static enum hrtimer_restart htw_hrtimer_wake_fn(struct hrtimer *hrtimer)
+{
+	struct htw_wheel *wheel = container_of(hrtimer, struct htw_wheel, hrtimer);
+	unsigned long flags;
+	bool stopped;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	wheel->armed = HTW_NEVER;
+	stopped = wheel->stopped;
+	/* htw_wheel_wakes() reads it without the lock. */
+	WRITE_ONCE(wheel->wakes, wheel->wakes + !stopped);
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	if (!stopped)
+		wheel->wake(wheel, htw_clock_now(wheel));
+	return HRTIMER_NORESTART;
+}
+
 static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 {
 	struct htw_wheel *wheel = container_of(hrtimer, struct htw_wheel, hrtimer);
@@ -997,7 +1050,10 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 	    (params->clockid != CLOCK_MONOTONIC &&
 	     params->clockid != CLOCK_BOOTTIME) ||
 	    (params->flags & ~HTW_WHEEL_FLAGS) ||
-	    (params->start_ns && !(params->flags & HTW_WHEEL_MANUAL)))
+	    (params->start_ns && !(params->flags & HTW_WHEEL_MANUAL)) ||
+	    !(params->flags & HTW_WHEEL_DEFERRED) != !params->wake ||
+	    ((params->flags & HTW_WHEEL_DEFERRED) &&
+	     (params->flags & HTW_WHEEL_MANUAL)))
 		return ERR_PTR(-EINVAL);
 
 	shift = ilog2(params->wheel_size);
@@ -1031,6 +1087,7 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 		wheel->move_budget = UINT_MAX;
 	wheel->clockid = params->clockid;
 	wheel->data = params->data;
+	wheel->wake = params->wake;
 	for (f = 1; f < ARRAY_SIZE(wheel->level_of); f++)
 		wheel->level_of[f] = min(DIV_ROUND_UP(f, shift), nr_levels) - 1;
 
@@ -1046,9 +1103,14 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 		wheel->origin = params->start_ns;
 		wheel->now = params->start_ns;
 	} else {
+		/* On the clock's grid of the tick: see "Wheels their owner runs". */
 		wheel->origin = htw_clock_now(wheel);
-		hrtimer_setup(&wheel->hrtimer, htw_hrtimer_fn, wheel->clockid,
-			      HRTIMER_MODE_ABS_SOFT);
+		div64_u64_rem(wheel->origin, wheel->tick, &rem);
+		wheel->origin -= rem;
+		hrtimer_setup(&wheel->hrtimer,
+			      htw_deferred(wheel) ? htw_hrtimer_wake_fn :
+						    htw_hrtimer_fn,
+			      wheel->clockid, HRTIMER_MODE_ABS_SOFT);
 	}
 	__htw_set_clk(wheel, 0);
 
@@ -1132,13 +1194,14 @@ EXPORT_SYMBOL_GPL(htw_wheel_footprint);
  * No expiry run starts after this, and a run in progress makes no callback
  * after the one it may be running.  On a wheel that runs on its clock, the
  * run in progress is waited for (hrtimer_cancel()), with its callback: no
- * callback of the wheel runs once this returns.  A manual wheel's run is
- * its caller's htw_advance(), which this does not wait for: a callback of
- * an htw_advance() in progress on another CPU may still be running when
- * this returns (unless the wheel is of %HTW_WHEEL_LOCKED_CALLBACKS, whose
- * callbacks run under the lock this takes), and that htw_advance() still
- * uses the wheel until it returns, which its caller must wait for before
- * freeing the timers or the wheel.
+ * callback of the wheel runs once this returns, and a deferred wheel's
+ * wake has returned and comes no more.  A manual or deferred wheel's run
+ * is its caller's htw_advance() or htw_wheel_run(), which this does not
+ * wait for: a callback of such a run in progress on another CPU may still
+ * be running when this returns (unless the wheel is of
+ * %HTW_WHEEL_LOCKED_CALLBACKS, whose callbacks run under the lock this
+ * takes), and that run still uses the wheel until it returns, which its
+ * caller must wait for before freeing the timers or the wheel.
  *
  * The timers still armed stay where they are, never to expire: their
  * owner may free them without htw_del(), and must then destroy the wheel
@@ -1230,6 +1293,50 @@ u64 htw_wheel_now(struct htw_wheel *wheel)
 }
 EXPORT_SYMBOL_GPL(htw_wheel_now);
 
+/*
+ * One batch of an expiry run in the caller's context, up to @now: a manual
+ * wheel's new present (if later than its present), or a deferred wheel's
+ * clock.  *@left says whether work is left due; a wheel left with none is
+ * re-armed for its next event (which a manual wheel never arms): see
+ * "Wheels their owner runs".
+ */
+static unsigned int htw_run_batch(struct htw_wheel *wheel, u64 now,
+				  bool *left)
+{
+	unsigned int done, moved = 0;
+	unsigned long flags;
+	bool complete;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	if (WARN_ON_ONCE(wheel->expiring) || wheel->stopped) {
+		spin_unlock_irqrestore(&wheel->lock, flags);
+		return 0;
+	}
+	if (htw_manual(wheel)) {
+		now = max(wheel->now, now);
+		WRITE_ONCE(wheel->now, now);
+	}
+	wheel->expiring = true;
+	wheel->runs++;
+	/*
+	 * A manual run that only moved timers would look to its caller like
+	 * the end; a deferred one says so in *@left, and is one batch of
+	 * moves, whatever it moved.
+	 */
+	do {
+		complete = __htw_expire_to(wheel, htw_ns_to_tick(wheel, now),
+					   &flags, &moved);
+		done = __htw_run_due(wheel, &flags);
+	} while (!complete && !done && htw_manual(wheel) && !wheel->stopped);
+	__htw_run_done(wheel, moved, done);
+	wheel->expiring = false;
+	*left = wheel->draining || !list_empty(&wheel->due);
+	if (!*left)
+		__htw_update(wheel);
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	return done;
+}
+
 /**
  * htw_advance() - move a manual wheel's time forward and run what is due
  * @wheel: a wheel created with %HTW_WHEEL_MANUAL
@@ -1246,34 +1353,94 @@ EXPORT_SYMBOL_GPL(htw_wheel_now);
  */
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now)
 {
-	unsigned int done, moved = 0;
-	unsigned long flags;
-	bool complete;
+	bool left;
 
 	if (WARN_ON_ONCE(!htw_manual(wheel)))
 		return 0;
-
-	spin_lock_irqsave(&wheel->lock, flags);
-	if (WARN_ON_ONCE(wheel->expiring) || wheel->stopped) {
-		spin_unlock_irqrestore(&wheel->lock, flags);
-		return 0;
-	}
-	WRITE_ONCE(wheel->now, max(wheel->now, now));
-	wheel->expiring = true;
-	wheel->runs++;
-	/* A run that only moved timers would look to the caller like the end. */
-	do {
-		complete = __htw_expire_to(wheel,
-					   htw_ns_to_tick(wheel, wheel->now),
-					   &flags, &moved);
-		done = __htw_run_due(wheel, &flags);
-	} while (!complete && !done);
-	__htw_run_done(wheel, moved, done);
-	wheel->expiring = false;
-	spin_unlock_irqrestore(&wheel->lock, flags);
-	return done;
+	return htw_run_batch(wheel, now, &left);
 }
 EXPORT_SYMBOL_GPL(htw_advance);
+
+/**
+ * htw_wheel_run() - run one batch of a deferred wheel's due timers
+ * @wheel: a wheel created with %HTW_WHEEL_DEFERRED
+ * @until: run what is due up to this time on the wheel's clock (a time
+ *	later than the present is the present)
+ * @left: set to whether work is left due by @until, for another call
+ *
+ * Expires the buckets up to @until and runs the due callbacks, at most the
+ * wheel's expire_budget of them, and moves at most its move budget of
+ * timers, in the caller's context.  Once nothing is left due, arms the
+ * wheel's hrtimer for its next event, whose expiry calls the wheel's wake
+ * again; while work is left, arms nothing, and the caller calls again or
+ * remembers that the wheel is due.  A caller that stops at a fixed @until
+ * ends however fast timers come due.  Calls for one wheel must not run
+ * concurrently.
+ *
+ * Context: Any context the callbacks accept.
+ * Return: the number of callbacks run (none on a stopped wheel).
+ */
+unsigned int htw_wheel_run(struct htw_wheel *wheel, u64 until, bool *left)
+{
+	*left = false;
+	if (WARN_ON_ONCE(!htw_deferred(wheel)))
+		return 0;
+	return htw_run_batch(wheel, min(until, htw_clock_now(wheel)), left);
+}
+EXPORT_SYMBOL_GPL(htw_wheel_run);
+
+/**
+ * htw_wheel_due() - whether a wheel has work due at the present
+ * @wheel: a wheel created with %HTW_WHEEL_DEFERRED
+ *
+ * What a run would find: timers due, a bucket left half emptied, or a
+ * bucket whose start has passed (whose timers may only move down a level:
+ * then a run finds nothing to call).  Never false while a timer is due.
+ *
+ * Context: Any context but under a lock the callbacks take.
+ * Return: true if htw_wheel_run() has work.
+ */
+bool htw_wheel_due(struct htw_wheel *wheel)
+{
+	unsigned long flags;
+	bool due;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	due = wheel->nr_due || wheel->draining ||
+	      (wheel->nr_pending &&
+	       wheel->next <= htw_ns_to_tick(wheel, htw_clock_now(wheel)));
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	return due;
+}
+EXPORT_SYMBOL_GPL(htw_wheel_due);
+
+/**
+ * htw_wheel_wakes() - how many times a deferred wheel woke its owner
+ * @wheel: the wheel
+ *
+ * Context: Any context; the count may be stale as soon as it is read.
+ * Return: &htw_wheel_stats.wakes.
+ */
+u64 htw_wheel_wakes(struct htw_wheel *wheel)
+{
+	return READ_ONCE(wheel->wakes);
+}
+EXPORT_SYMBOL_GPL(htw_wheel_wakes);
+
+/**
+ * htw_wheel_data() - the @data its owner gave a wheel
+ * @wheel: the wheel
+ *
+ * For a deferred wheel's wake, which is given the wheel.
+ *
+ * Context: Any context.
+ * Return: &htw_wheel_params.data of @wheel.
+ */
+void *htw_wheel_data(const struct htw_wheel *wheel)
+{
+	return wheel->data;
+}
+EXPORT_SYMBOL_GPL(htw_wheel_data);
 
 /**
  * htw_wheel_get_stats() - take a snapshot of a wheel's state
@@ -1303,6 +1470,7 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
 	stats->fired = wheel->fired;
 	stats->cascaded = wheel->cascaded;
 	stats->budget_stops = wheel->budget_stops;
+	stats->wakes = wheel->wakes;
 	memcpy(stats->late, wheel->late, sizeof(stats->late));
 	spin_unlock_irqrestore(&wheel->lock, flags);
 }
@@ -1348,9 +1516,9 @@ static int htw_wheels_seq_show(struct seq_file *m, void *v)
 	seq_printf(m, "wheel %p clock %d tick_ns %llu size %u levels %u/%u\n",
 		   wheel, wheel->clockid, st->tick_ns, st->wheel_size,
 		   st->nr_levels, st->nr_reserved);
-	seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu\n",
+	seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu wakes %llu\n",
 		   st->pending, st->due, st->runs, st->fired, st->cascaded,
-		   st->budget_stops);
+		   st->budget_stops, st->wakes);
 	seq_puts(m, "  per_level");
 	for (i = 0; i < st->nr_levels; i++)
 		seq_printf(m, " %llu", st->level[i]);
@@ -1366,8 +1534,8 @@ static int htw_wheels_seq_show(struct seq_file *m, void *v)
  *
  * One paragraph a wheel, named by its address as %p prints it: its clock,
  * tick and size, its levels (in use/allocated), its timers (armed, due, per
- * level), its expiry runs, callbacks, cascades and budget stops, and its
- * callbacks by lateness.  For seq_open().
+ * level), its expiry runs, callbacks, cascades, budget stops and wakes of
+ * its owner, and its callbacks by lateness.  For seq_open().
  */
 const struct seq_operations htw_wheels_sops = {
 	.start	= htw_wheels_start,

@@ -46,7 +46,8 @@ struct htw_timer;
  *	periodic timer missed (its overruns)
  *
  * Called in softirq context (or, for a manual wheel, in the context of
- * htw_advance()) without the wheel's lock held (but see
+ * htw_advance(), and for a wheel of %HTW_WHEEL_DEFERRED, in that of
+ * htw_wheel_run()) without the wheel's lock held (but see
  * %HTW_WHEEL_LOCKED_CALLBACKS).  It may add, modify or delete any timer of
  * the wheel, including @timer, but must not sleep.
  * When it runs, a periodic @timer is already armed for its next expiry.
@@ -110,13 +111,20 @@ enum htw_mode {
  * htw_del_sync() never waits: no callback runs while it holds the lock.
  * For short callbacks that hand the expiry on (queue an event, wake a
  * reader).
+ *
+ * HTW_WHEEL_DEFERRED: the wheel's hrtimer runs nothing: it tells the owner
+ * that timers are due, through the wheel's @wake, and the owner runs the
+ * wheel in its own context with htw_wheel_run(), when it likes.  For
+ * expiry work that must be paid for by whoever the timers serve.
  */
 #define HTW_WHEEL_MANUAL		BIT(0)
 #define HTW_WHEEL_LAZY_LEVELS		BIT(1)
 #define HTW_WHEEL_ACCOUNT		BIT(2)
 #define HTW_WHEEL_LOCKED_CALLBACKS	BIT(3)
+#define HTW_WHEEL_DEFERRED		BIT(4)
 #define HTW_WHEEL_FLAGS		(HTW_WHEEL_MANUAL | HTW_WHEEL_LAZY_LEVELS | \
-				 HTW_WHEEL_ACCOUNT | HTW_WHEEL_LOCKED_CALLBACKS)
+				 HTW_WHEEL_ACCOUNT | HTW_WHEEL_LOCKED_CALLBACKS | \
+				 HTW_WHEEL_DEFERRED)
 
 /* Wheel sizes are powers of two from 2 to 64 buckets per level. */
 #define HTW_WHEEL_SIZE_MIN	2
@@ -148,6 +156,18 @@ enum htw_mode {
 #define HTW_MOVES_PER_CALLBACK	16
 
 /**
+ * typedef htw_wake_t - a wheel of %HTW_WHEEL_DEFERRED has timers due
+ * @wheel: the wheel
+ * @now: when its hrtimer found them due, in ns on the wheel's clock
+ *
+ * Called in softirq context, without the wheel's lock, at most once per
+ * expiry of the wheel's hrtimer, and never once htw_wheel_stop() has
+ * returned.  It should only record that the wheel is due and wake whoever
+ * runs it (htw_wheel_run()).
+ */
+typedef void (*htw_wake_t)(struct htw_wheel *wheel, u64 now);
+
+/**
  * struct htw_wheel_params - what a wheel is made of
  * @tick_ns: width of a level-0 bucket in ns, at least 1; need not be a
  *	power of two.  It is the precision promise: at most one tick late.
@@ -160,10 +180,12 @@ enum htw_mode {
  *	once; a manual wheel's run (htw_advance()) is one batch.
  * @clockid: %CLOCK_MONOTONIC or %CLOCK_BOOTTIME
  * @flags: %HTW_WHEEL_MANUAL, %HTW_WHEEL_LAZY_LEVELS, %HTW_WHEEL_ACCOUNT,
- *	%HTW_WHEEL_LOCKED_CALLBACKS
+ *	%HTW_WHEEL_LOCKED_CALLBACKS, %HTW_WHEEL_DEFERRED
  * @start_ns: a manual wheel's initial time; must be 0 otherwise
  * @data: the owner's, for its callbacks (htw_timer_wheel_data()); the
  *	wheel never touches it
+ * @wake: of a wheel of %HTW_WHEEL_DEFERRED, and only of one: called when
+ *	its timers are due
  */
 struct htw_wheel_params {
 	u64 tick_ns;
@@ -173,6 +195,7 @@ struct htw_wheel_params {
 	u32 flags;
 	u64 start_ns;
 	void *data;
+	htw_wake_t wake;
 };
 
 /* Lateness histogram buckets: 0 ticks late, 1, 2-3, 4-7, ..., 2^14 and up. */
@@ -191,7 +214,8 @@ struct htw_wheel_params {
  * @fired: callbacks started so far
  * @cascaded: timers re-inserted into a lower level so far
  * @budget_stops: expiry runs that left work for the next one: on a manual
- *	wheel, their batch's budget spent; else, %HTW_RUN_NS
+ *	or deferred wheel, their batch's budget spent; else, %HTW_RUN_NS
+ * @wakes: of a deferred wheel, the times its hrtimer woke the owner
  * @late: callbacks by lateness, in whole ticks past their expiry's tick:
  *	bucket 0 for none, then one per power of two
  */
@@ -207,6 +231,7 @@ struct htw_wheel_stats {
 	u64 fired;
 	u64 cascaded;
 	u64 budget_stops;
+	u64 wakes;
 	u64 late[HTW_LATE_BUCKETS];
 };
 
@@ -217,6 +242,10 @@ int htw_wheel_reserve(struct htw_wheel *wheel, u64 expires);
 size_t htw_wheel_footprint(const struct htw_wheel *wheel);
 u64 htw_wheel_now(struct htw_wheel *wheel);
 unsigned int htw_advance(struct htw_wheel *wheel, u64 now);
+unsigned int htw_wheel_run(struct htw_wheel *wheel, u64 until, bool *left);
+u64 htw_wheel_wakes(struct htw_wheel *wheel);
+bool htw_wheel_due(struct htw_wheel *wheel);
+void *htw_wheel_data(const struct htw_wheel *wheel);
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats);
 extern const struct seq_operations htw_wheels_sops;
 

@@ -46,11 +46,109 @@
  * takes every level of its wheel, so that the read that re-arms it needs
  * no memory and cannot fail (htw_ctx_prepare()).
  *
- * The wheel calls htw_utimer_fn() in softirq context, with the wheel's lock
- * held (HTW_WHEEL_LOCKED_CALLBACKS): it only records the expiry and wakes
- * readers, like timerfd_triggered(), which costs about what dropping and
- * taking the lock around it would; everything else runs in the context of
- * the process.
+ * Expiry work in the owner's context
+ * ----------------------------------
+ * A file's expiry work is done by the processes that use the file, in
+ * process context, and nothing of it in interrupt context.  Its wheels are
+ * deferred (HTW_WHEEL_DEFERRED): when timers of one are due, its hrtimer
+ * only marks the wheel due (@due) and, if it was not marked, wakes the
+ * file's pollers and one blocked reader (htw_ctx_wake(): O(1) work of the
+ * file's own, no lock held across work a user controls).  The work (buckets
+ * moved down, due timers turned into events) is done by read(), by
+ * HTW_IOC_INFO and by poll(), under ctx->lock, preemptible, one batch of
+ * one wheel at a time with cond_resched() between batches (htw_ctx_run(),
+ * the clocks taking turns), and so charged to the caller's CPU time and
+ * cgroup; a fatal signal ends it between two batches, with the rest left
+ * due and nothing lost.  A file nobody reads costs one hrtimer expiry,
+ * then nothing: timerfd's rule for periodic timers (below), here for every
+ * timer, and io_uring's rule that completion work runs in the submitter's
+ * context (task_work).
+ *
+ * The callbacks (htw_utimer_fn(), run by htw_wheel_run() under the wheel's
+ * lock, HTW_WHEEL_LOCKED_CALLBACKS, which spares a lock round trip per
+ * timer) only queue the event, and wake no one: their caller is a reader.
+ * The pollers are woken once per mark, and once per read that made events
+ * it left queued (EPOLLET needs a wake for each batch of new events),
+ * never once per timer: 1,024 timers due together in a file that 20,000
+ * epoll items watch cost 20,000 wake calls, not 20 million.  Blocked
+ * readers wait on a queue of their own (@readq), one woken at a time, and
+ * each passes the turn on when it leaves something to read, however it
+ * ended (htw_ctx_pass_on(), as pipe_read() does).
+ *
+ * A poll with a wheel marked due and no event queued does a few batches
+ * itself, if it takes ctx->lock without waiting, so that readable means an
+ * event to read.  It cannot always know: with the mutex taken, or timers
+ * that only came closer (the start of a bucket of a higher level, whose
+ * timers move down a level), the mark counts as readable, and a read finds
+ * nothing, as after a spurious wake-up (a non-blocking one says EAGAIN).
+ * A timer costs at most one such per level it comes down, a handful in its
+ * life, and none within wheel_size ticks.  A mark left behind by timers
+ * cancelled before any run is taken off by the ioctl that cancelled them
+ * (htw_ctx_unmark_stale()), so that the wheel's next due timer marks it,
+ * and wakes the waiters, again.
+ *
+ * An event's @fired is when the kernel found the timer due: the time of the
+ * hrtimer expiry that marked its wheel due, if the timer was due by then,
+ * else the time the run found it, and never before its expiry.  So
+ * lateness as reported includes the time the timer waited for a reader's
+ * attention, as it should.  HTW_IOC_INFO runs what is due up to the
+ * moment it was called, so that timers coming due faster than it runs
+ * cannot keep it going.
+
+ * Periodic timers are parked while unread
+ * ---------------------------------------
+ * The wheel only ever holds one-shot timers here.  When a periodic timer
+ * expires, its callback queues the event and the timer stays off the wheel;
+ * read() puts it back, at the first expiry E + k * P after the present, and
+ * reports in the event's count the expiries that passed meanwhile, computed
+ * from the clock as hrtimer_forward() would.  This is timerfd's rule
+ * ("to avoid DoS attacks specifying a very short timer period"): a program
+ * that stops reading costs no CPU at all, however many periodic timers it
+ * holds and however short their periods, and the expiry work a file makes
+ * is paced by its own reads.  The price is that a periodic timer's later
+ * expiries are counted by the read, not delivered by the wheel: the event
+ * says so with @fired, the time of that read.  Arming a periodic timer
+ * takes every level of its wheel, so that the read that re-arms it needs
+ * no memory and cannot fail (htw_ctx_prepare()).
+ *
+ * Expiry work in the owner's context
+ * ----------------------------------
+ * A file's expiry work is done by the processes that use the file, in
+ * process context, and nothing of it in interrupt context.  Its wheels are
+ * deferred (HTW_WHEEL_DEFERRED): when timers of one are due, its hrtimer
+ * only marks the wheel due (@due) and wakes the file's waiters, once
+ * (htw_ctx_wake(); O(1) per file per expiry, no lock taken across work a
+ * user controls).  poll() reports EPOLLIN from then on, before anything has
+ * moved.  The work (buckets moved down, due timers turned into events) is
+ * done by read(), under ctx->lock, preemptible, one batch of one wheel at a
+ * time with cond_resched() between batches (htw_ctx_run()), and so charged
+ * to the reader's CPU time and cgroup; a fatal signal ends it between two
+ * batches, with the rest left due and nothing lost.  A file nobody reads
+ * costs one hrtimer expiry, then nothing: timerfd's rule for periodic
+ * timers (below), here for every timer, and io_uring's rule that
+ * completion work runs in the submitter's context (task_work).
+ *
+ * The callbacks (htw_utimer_fn(), run by htw_wheel_run() under the wheel's
+ * lock, HTW_WHEEL_LOCKED_CALLBACKS, which spares a lock round trip per
+ * timer) only queue the event, and wake no one: their caller is the
+ * reader.  A file's waiters are woken once per hrtimer expiry, and once
+ * per read that leaves events queued or a wheel due (for the other
+ * readers, and for EPOLLET, which needs a wake for each batch of new
+ * events), never once per timer: 1,024 timers due together in a file that
+ * 20,000 epoll items watch cost 20,000 wake calls, not 20 million, and
+ * blocked readers are no thundering herd per timer.
+ *
+ * An event's @fired is when the kernel found the timer due: the time of the
+ * hrtimer expiry that marked its wheel due, if the timer was due by then,
+ * else the time the read found it.  So lateness as reported includes the
+ * time the timer waited for a reader's attention, as it should.
+ *
+ * The price: the wheel's next event may be the start of a bucket of a
+ * higher level, whose timers only move down, and the wake cannot tell
+ * without doing that work.  The file is then readable with nothing to
+ * read, as after a spurious wake-up: a read finds nothing (a non-blocking
+ * one says EAGAIN).  A timer costs at most one such per level it comes
+ * down, a handful in its life, and none within the 64 ticks of level 0.
  *
  * Wall-clock timers
  * -----------------
@@ -72,32 +170,37 @@
  * with the timekeeper's lock held, and says whether the clock was set.
  * Holding that lock nothing may wake a task (a wake-up can read the clock
  * and wait for the lock), so the notifier raises an irq_work, which queues
- * the work, which queues each context's own work (htw_ctx_realign_fn()).
- * Until that runs, a timer placed with the old offset may fire while the
- * wall clock reads less than W (it was set back): its callback then queues
- * nothing and queues the context's work instead, which puts it back.  A
+ * a work, which marks each context with wall-clock timers (%HTW_CTX_WALL
+ * in @due) and wakes its readers, O(1) a context; the readers move the
+ * timers, in their own context, as they run the wheels (htw_ctx_run()).
+ * Until then, a timer placed with the old offset may fire while the wall
+ * clock reads less than W (it was set back): its callback then queues
+ * nothing and marks the context, so that the same run puts it back.  A
  * timer armed with %HTW_TIMER_CANCEL_ON_SET is not moved: it gets an event
  * of %HTW_EVENT_CANCELED and is released when that is read.  As a set
  * discards a timerfd's ticks, a set after such a timer was armed cancels
  * it whatever it did meanwhile: an event it queued before the set, or one
- * it queued because a step forward took it past its expiry before the
- * work ran, is read as the cancel, with a count of 0.  Whether a set came
- * is told by the offset the timer was placed for (htw_utimer_placed_for()),
- * which every set of the clock changes, and which a read compares with the
- * present one, so that no read reports an expiry the work has yet to
- * cancel.
+ * it queued because a step forward took it past its expiry before it
+ * was moved, is read as the cancel, with a count of 0.  Whether a set
+ * came is told by the offset the timer was placed for
+ * (htw_utimer_placed_for()), which every set of the clock changes, and
+ * which a read compares with the present one, so that no read reports an
+ * expiry that a set has cancelled.  (Sets that undo one another to the
+ * nanosecond before the context looks go unseen, which timerfd, told of
+ * each set at once, would not miss: a count of sets in each timer would
+ * cost the bytes the timer does not have.)
  *
  * A relative expiry on the wall clock is a duration, as POSIX has it: such
  * a timer runs on CLOCK_MONOTONIC and reports that clock's times, as
  * hrtimer_init() turns a relative CLOCK_REALTIME hrtimer into a
  * CLOCK_MONOTONIC one.
  *
- * The context's work never waits for its mutex, which a user may hold
- * across a fault that never ends (a read into a stalled FUSE mapping): if
- * the mutex is taken, the work leaves a flag, and whoever holds the mutex
- * queues the work again as it lets go (htw_ctx_unlock()).  The wheel of
- * wall-clock timers has all its levels from the start, charged as every
- * wheel's footprint is: moving a timer never needs memory.
+ * So no work of the kernel's ever waits for a context's mutex, which a
+ * user may hold across a fault that never ends (a read into a stalled FUSE
+ * mapping), and the work a set of the clock costs a user is paid by that
+ * user's readers.  The wheel of wall-clock timers has all its levels from
+ * the start, charged as every wheel's footprint is: moving a timer never
+ * needs memory.
  *
  * Lifetime: a timer is freed when it is cancelled, when the event of a
  * one-shot timer is read (its id is released then: a one-shot timer has
@@ -128,13 +231,13 @@
  * protects the event queue and each timer's event record; the callbacks
  * take it, as timerfd's do.
  *
- * htw_wall_lock (a mutex) protects htw_wall_ctxs, the contexts that have a
- * wall-clock wheel, and each context's @wall_node in it.  The work that
- * follows a set of the wall clock takes it only to queue each context's
- * work; a context joins the list with its wall-clock wheel, under
- * ctx->lock, and leaves it in htw_ctx_destroy(), without ctx->lock.  The
- * wall-clock work itself only ever tries ctx->lock (see "Wall-clock
- * timers"), and the flag it leaves (@realign) is an atomic bit.
+ * htw_wall_lock (a spinlock) protects changes to htw_wall_ctxs, the
+ * contexts that have a wall-clock wheel, and each context's @wall_node in
+ * it: a context joins the list with its wall-clock wheel, under ctx->lock,
+ * and leaves it in htw_ctx_destroy(), each an O(1) hold of the lock.  The
+ * work that follows a set of the wall clock walks the list under RCU, and
+ * so holds no lock that a user's open, arm or close takes; a context is
+ * freed a grace period after it left the list (kfree_rcu()).
  *
  * Lock order: ctx->lock, then htw_wall_lock or ctx->wqh.lock (never both).
  * Creating and destroying a wheel under ctx->lock takes the core's list
@@ -184,8 +287,12 @@
 /* The xarray mark of wall-clock timers (XA_MARK_0 tracks free slots). */
 #define HTW_XA_REALTIME		XA_MARK_1
 
-/* Bit of &htw_ctx.realign. */
-#define HTW_CTX_REALIGN		0
+/*
+ * Bit of &htw_ctx.due beside those of the clocks: the wall clock was set,
+ * or a wall-clock timer fired before its time, and the context's
+ * wall-clock timers are to be placed again.
+ */
+#define HTW_CTX_WALL		HTW_CTX_NR_CLOCKS
 
 #define HTW_TIMER_FLAGS		(HTW_TIMER_ABSTIME | HTW_TIMER_BOOTTIME | \
 				 HTW_TIMER_REALTIME | HTW_TIMER_CANCEL_ON_SET)
@@ -262,15 +369,23 @@ struct htw_ctx_reading {
  * @slots_charged: the slots of @timers whose xarray nodes are charged to
  *	the user, from 0: whole nodes of XA_CHUNK_SIZE; under @lock
  * @charged: what the wheels and nodes are charged to the user; under @lock
- * @dying: htw_ctx_destroy() has begun; under @lock
- * @realign: %HTW_CTX_REALIGN: @realign_work found @lock taken (atomic
- *	bit operations, no lock)
  * @real_offset: of a context on manual wheels, the offset of its wall clock
  *	from its monotonic one; tests set it (READ_ONCE()/WRITE_ONCE(), no
  *	lock)
- * @realign_work: moves the wall-clock timers after a set of the clock
  * @wall_node: in htw_wall_ctxs, under htw_wall_lock, once the context has
  *	a wall-clock wheel
+ * @rcu: frees it, a grace period after it left htw_wall_ctxs
+ * @due: bit c: the wheel of clock c has timers due that no run has taken
+ *	yet; %HTW_CTX_WALL: the wall-clock timers are to be placed again
+ *	(atomic bit operations: htw_ctx_mark() sets them under @wqh.lock, the
+ *	runs under @lock)
+ * @woken: of each clock, when its wheel's hrtimer last marked it due, not
+ *	having been so; under @wqh.lock
+ * @wakeups: times the context woke its waiters; under @wqh.lock
+ * @readq: readers blocked in read() wait here, one woken at a time; the
+ *	pollers, on @wqh
+ * @next_clock: the clock whose wheel htw_ctx_run() looks at first; under
+ *	@lock
  * @read_out: the events a read is copying out, under @lock; here rather
  *	than on the reader's kernel stack
  * @reading: what each of them leaves to do, under @lock
@@ -288,16 +403,20 @@ struct htw_ctx {
 	u32 nr_timers;
 	u32 slots_charged;
 	unsigned long charged;
-	bool dying;
-	unsigned long realign;
 	s64 real_offset;
-	struct work_struct realign_work;
 	struct list_head wall_node;
+	struct rcu_head rcu;
 	struct htw_event read_out[HTW_CTX_TAKE];
 	struct htw_ctx_reading reading[HTW_CTX_TAKE];
 
+	unsigned long due;
+	wait_queue_head_t readq;
+	int next_clock;
+
 	/* The following fields are protected by wqh.lock. */
 	wait_queue_head_t wqh;
+	u64 woken[HTW_CTX_NR_CLOCKS];
+	u64 wakeups;
 	struct list_head events;
 	u32 nr_queued;
 };
@@ -305,16 +424,93 @@ struct htw_ctx {
 static struct kmem_cache *htw_utimer_cache;
 
 /*
- * Let go of the context's mutex; if the work that moves wall-clock timers
- * found it taken meanwhile, queue it again (see "Wall-clock timers").
+ * Wake the file's pollers, and one of its blocked readers, and count it
+ * (fdinfo's wakeups).
  */
-static void htw_ctx_unlock(struct htw_ctx *ctx)
+static void __htw_ctx_wake_up(struct htw_ctx *ctx)
+	__must_hold(&ctx->wqh.lock)
 {
-	mutex_unlock(&ctx->lock);
-	/* Pairs with the barrier in htw_ctx_realign_fn(). */
-	smp_mb();
-	if (test_bit(HTW_CTX_REALIGN, &ctx->realign))
-		queue_work(system_unbound_wq, &ctx->realign_work);
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	ctx->wakeups++;
+	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	wake_up(&ctx->readq);
+}
+
+/* Something to read: events queued, or a wheel due that may make some. */
+static bool htw_ctx_has_work(struct htw_ctx *ctx)
+{
+	return READ_ONCE(ctx->nr_queued) || READ_ONCE(ctx->due);
+}
+
+/*
+ * A reader is done: if it left something to read, the next blocked reader
+ * gets its turn, as pipe_read() wakes the next one (whatever ended this
+ * one: a full buffer, a signal, a fault).  The pollers were told already.
+ */
+static void htw_ctx_pass_on(struct htw_ctx *ctx)
+{
+	if (htw_ctx_has_work(ctx))
+		wake_up(&ctx->readq);
+}
+
+/*
+ * Mark the context for its readers to do @bit's work, a wheel's due timers
+ * or the wall-clock timers to place again, and wake them if it was not
+ * marked so: readers told once, and not run since, need not hear it again.
+ * For a wheel's, @now is when its timers were found due (see @woken).
+ */
+static void htw_ctx_mark(struct htw_ctx *ctx, int bit, u64 now)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctx->wqh.lock, flags);
+	if (!test_and_set_bit(bit, &ctx->due)) {
+		if (bit < HTW_CTX_NR_CLOCKS)
+			ctx->woken[bit] = now;
+		__htw_ctx_wake_up(ctx);
+	}
+	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
+}
+
+/*
+ * Take the mark off the wheel of @clock, unless it is due.  The mark goes
+ * only while the wheel is not due, so that no reader looking meanwhile
+ * takes a due wheel for one with nothing to read; and a mark its hrtimer
+ * made meanwhile, which found the bit set and woke no one, is made again,
+ * with its wake.
+ */
+static void htw_ctx_unmark(struct htw_ctx *ctx, int clock)
+	__must_hold(&ctx->lock)
+{
+	struct htw_wheel *wheel = ctx->wheel[clock];
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (htw_wheel_due(wheel))
+		return;
+	clear_bit(clock, &ctx->due);
+	/* The clear before the look; pairs with htw_ctx_mark()'s. */
+	smp_mb__after_atomic();
+	if (htw_wheel_due(wheel))
+		htw_ctx_mark(ctx, clock, htw_wheel_now(wheel));
+}
+
+/*
+ * The wheels marked due whose due timers were all cancelled since have
+ * their mark taken off, so that their next due timer marks them, and
+ * wakes the waiters, again.
+ */
+static void htw_ctx_unmark_stale(struct htw_ctx *ctx)
+	__must_hold(&ctx->lock)
+{
+	int clock;
+
+	lockdep_assert_held(&ctx->lock);
+
+	for (clock = 0; clock < HTW_CTX_NR_CLOCKS; clock++)
+		if (test_bit(clock, &ctx->due))
+			htw_ctx_unmark(ctx, clock);
 }
 
 /*
@@ -322,16 +518,16 @@ static void htw_ctx_unlock(struct htw_ctx *ctx)
  * see "Locking" above.
  */
 static LIST_HEAD(htw_wall_ctxs);
-static DEFINE_MUTEX(htw_wall_lock);
+static DEFINE_SPINLOCK(htw_wall_lock);
 
 static void htw_wall_set_fn(struct work_struct *work)
 {
 	struct htw_ctx *ctx;
 
-	mutex_lock(&htw_wall_lock);
-	list_for_each_entry(ctx, &htw_wall_ctxs, wall_node)
-		queue_work(system_unbound_wq, &ctx->realign_work);
-	mutex_unlock(&htw_wall_lock);
+	rcu_read_lock();
+	list_for_each_entry_rcu(ctx, &htw_wall_ctxs, wall_node)
+		htw_ctx_mark(ctx, HTW_CTX_WALL, 0);
+	rcu_read_unlock();
 }
 
 static DECLARE_WORK(htw_wall_set_work, htw_wall_set_fn);
@@ -506,8 +702,27 @@ static u64 htw_ctx_now(struct htw_ctx *ctx, enum htw_ctx_clock clock)
 	wheel = smp_load_acquire(&ctx->wheel[clock]);
 	now = wheel ? htw_wheel_now(wheel) : ctx->params.wheel.start_ns;
 	if (clock == HTW_CTX_REALTIME)
-		now = htw_time_minus(now, -htw_ctx_real_offset(ctx));
+		now = htw_time_plus(now, htw_ctx_real_offset(ctx));
 	return now;
+}
+
+/*
+ * A wheel's hrtimer found its timers due (softirq context): mark the wheel
+ * due and wake the file's waiters, once.  Its readers do the rest.  (A
+ * timer armed already due on a wheel whose due timers no read has run yet
+ * brings its hrtimer, and this, again: the mark is there, and the waiters
+ * are not woken twice.)
+ */
+static void htw_ctx_wake(struct htw_wheel *wheel, u64 now)
+{
+	struct htw_ctx *ctx = htw_wheel_data(wheel);
+	int clock;
+
+	for (clock = 0; clock < HTW_CTX_NR_CLOCKS; clock++)
+		if (READ_ONCE(ctx->wheel[clock]) == wheel)
+			break;
+	if (!WARN_ON_ONCE(clock == HTW_CTX_NR_CLOCKS))
+		htw_ctx_mark(ctx, clock, now);
 }
 
 /* The context's wheel of @clock, created on first use. */
@@ -526,6 +741,11 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 	/* The callbacks find the context from the wheel. */
 	wp.data = ctx;
 	wp.flags |= HTW_WHEEL_LOCKED_CALLBACKS;
+	/* Its readers run it: see "Expiry work in the owner's context". */
+	if (!htw_ctx_manual(ctx)) {
+		wp.flags |= HTW_WHEEL_DEFERRED;
+		wp.wake = htw_ctx_wake;
+	}
 	/* Wall-clock timers are placed on CLOCK_MONOTONIC: see above. */
 	wp.clockid = clock == HTW_CTX_BOOTTIME ? CLOCK_BOOTTIME : CLOCK_MONOTONIC;
 	/* Moving wall-clock timers must never need memory: all levels now. */
@@ -544,9 +764,9 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 	/* htw_ctx_now() reads it without the lock. */
 	smp_store_release(&ctx->wheel[clock], wheel);
 	if (clock == HTW_CTX_REALTIME) {
-		mutex_lock(&htw_wall_lock);
-		list_add(&ctx->wall_node, &htw_wall_ctxs);
-		mutex_unlock(&htw_wall_lock);
+		spin_lock(&htw_wall_lock);
+		list_add_rcu(&ctx->wall_node, &htw_wall_ctxs);
+		spin_unlock(&htw_wall_lock);
 	}
 	return wheel;
 }
@@ -567,7 +787,7 @@ struct htw_wheel *htw_ctx_wheel(struct htw_ctx *ctx, enum htw_ctx_clock clock)
 
 	mutex_lock(&ctx->lock);
 	wheel = __htw_ctx_wheel(ctx, clock);
-	htw_ctx_unlock(ctx);
+	mutex_unlock(&ctx->lock);
 	return wheel;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_wheel);
@@ -622,39 +842,49 @@ static void __htw_utimer_queue(struct htw_ctx *ctx, struct htw_utimer *ut)
 	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + 1);
 }
 
-/* The wheel's callback: record the expiry in the timer's event, queue it. */
+/*
+ * The wheel's callback, in the context of the read that runs the wheel:
+ * record the expiry in the timer's event and queue it, waking no one.
+ */
 static void htw_utimer_fn(struct htw_timer *timer, u64 expired, u64 count)
 {
 	struct htw_utimer *ut = container_of(timer, struct htw_utimer, timer);
 	struct htw_ctx *ctx = htw_timer_wheel_data(timer);
+	enum htw_ctx_clock clock = htw_utimer_clock(ut);
+	u64 now = htw_wheel_now(ctx->wheel[clock]), found;
 	unsigned long flags;
-	u64 now;
 
-	if (ut->flags & HTW_UT_REALTIME) {
-		now = htw_ctx_now(ctx, HTW_CTX_REALTIME);
-		/*
-		 * The wall clock was set back since the timer was placed: the
-		 * context's work puts it back, for the wall clock's time.
-		 */
-		if (now < ut->expires) {
-			queue_work(system_unbound_wq, &ctx->realign_work);
-			return;
-		}
-	} else {
-		now = htw_wheel_now(ctx->wheel[htw_utimer_clock(ut)]);
+	/*
+	 * The wall clock was set back since the timer was placed: the run
+	 * that ran this puts it back, for the wall clock's time.
+	 */
+	if ((ut->flags & HTW_UT_REALTIME) &&
+	    htw_ctx_now(ctx, HTW_CTX_REALTIME) < ut->expires) {
+		set_bit(HTW_CTX_WALL, &ctx->due);
+		return;
 	}
 
 	spin_lock_irqsave(&ctx->wqh.lock, flags);
+	/*
+	 * Found due by the wheel's wake, or by this run; never before its
+	 * expiry (a timer armed already due after the wake).
+	 */
+	found = ctx->woken[clock] && expired <= ctx->woken[clock] ?
+		ctx->woken[clock] : now;
+	found = max(found, expired);
 	/* Once: the timer is one-shot on its wheel, and idle now. */
 	if (!WARN_ON_ONCE(ut->queued || count != 1)) {
 		ut->count = 1;
 		/* A wall-clock timer holds its expiry on the wall clock already. */
-		if (!(ut->flags & HTW_UT_REALTIME))
+		if (ut->flags & HTW_UT_REALTIME)
+			found = max(htw_time_plus(found,
+						  htw_ctx_real_offset(ctx)),
+				    ut->expires);
+		else
 			ut->expires = expired;
-		ut->fired = now;
+		ut->fired = found;
 		__htw_utimer_queue(ctx, ut);
 	}
-	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 }
 
@@ -837,7 +1067,7 @@ static void htw_utimer_cancel_by_set(struct htw_ctx *ctx,
 	ut->count = 0;
 	ut->fired = now;
 	__htw_utimer_queue(ctx, ut);
-	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	__htw_ctx_wake_up(ctx);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
@@ -857,7 +1087,7 @@ static void __htw_ctx_clock_was_set(struct htw_ctx *ctx)
 
 	lockdep_assert_held(&ctx->lock);
 
-	if (ctx->dying || !wheel)
+	if (!wheel)
 		return;
 	offset = htw_ctx_real_offset(ctx);
 	xa_for_each_marked(&ctx->timers, slot, ut, HTW_XA_REALTIME) {
@@ -905,31 +1135,16 @@ static void __htw_ctx_clock_was_set(struct htw_ctx *ctx)
  * periodic one is placed anew when that is read, or, armed with
  * %HTW_TIMER_CANCEL_ON_SET, released then.
  *
- * Context: Process context; may sleep.  Tests call it; a set of the wall
- * clock runs it from the context's work.
+ * Context: Process context; may sleep.  Tests call it; after a set of the
+ * wall clock, the context's readers run it (htw_ctx_run()).
  */
 void htw_ctx_clock_was_set(struct htw_ctx *ctx)
 {
 	mutex_lock(&ctx->lock);
 	__htw_ctx_clock_was_set(ctx);
-	htw_ctx_unlock(ctx);
+	mutex_unlock(&ctx->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_clock_was_set);
-
-/* Never waits for the mutex: see "Wall-clock timers" above. */
-static void htw_ctx_realign_fn(struct work_struct *work)
-{
-	struct htw_ctx *ctx = container_of(work, struct htw_ctx, realign_work);
-
-	set_bit(HTW_CTX_REALIGN, &ctx->realign);
-	/* Pairs with the barrier in htw_ctx_unlock(). */
-	smp_mb__after_atomic();
-	if (!mutex_trylock(&ctx->lock))
-		return;
-	clear_bit(HTW_CTX_REALIGN, &ctx->realign);
-	__htw_ctx_clock_was_set(ctx);
-	htw_ctx_unlock(ctx);
-}
 
 /**
  * htw_ctx_set_real_offset() - set the wall clock of a context on manual wheels
@@ -971,8 +1186,8 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->timers, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	init_waitqueue_head(&ctx->wqh);
+	init_waitqueue_head(&ctx->readq);
 	INIT_LIST_HEAD(&ctx->events);
-	INIT_WORK(&ctx->realign_work, htw_ctx_realign_fn);
 	INIT_LIST_HEAD(&ctx->wall_node);
 	return ctx;
 }
@@ -996,24 +1211,25 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 	unsigned long id;
 	int i;
 
-	/* No more wall-clock work: it would arm timers again. */
-	mutex_lock(&ctx->lock);
-	ctx->dying = true;
-	htw_ctx_unlock(ctx);
+	/* A set of the clock may still mark it, until a grace period. */
 	if (ctx->wheel[HTW_CTX_REALTIME]) {
-		mutex_lock(&htw_wall_lock);
-		list_del(&ctx->wall_node);
-		mutex_unlock(&htw_wall_lock);
+		spin_lock(&htw_wall_lock);
+		list_del_rcu(&ctx->wall_node);
+		spin_unlock(&htw_wall_lock);
 	}
 
-	/* Callbacks of the timers may still queue events until then. */
+	/* Nor may a wheel wake it once this is done. */
 	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
 		if (ctx->wheel[i])
 			htw_wheel_stop(ctx->wheel[i]);
-	/* Nor may a callback queue the work any more. */
-	cancel_work_sync(&ctx->realign_work);
-	/* None runs now, so the queue can be dropped without its lock. */
+	/*
+	 * None runs now, so the queue can be dropped without its lock.  The
+	 * ids are erased one by one, each under the xarray's lock for a
+	 * moment, where xa_destroy() would walk a million of them with
+	 * interrupts off.
+	 */
 	xa_for_each(&ctx->timers, id, ut) {
+		xa_erase(&ctx->timers, id);
 		htw_ctx_batch_free(&batch, ut);
 		/* Freed in the next call: a file may hold millions. */
 		if (batch.nr_dead == ARRAY_SIZE(batch.dead))
@@ -1023,11 +1239,10 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 	if (ctx->params.user)
 		htw_user_uncharge(ctx->params.user,
 				  ctx->nr_timers + ctx->charged);
-	xa_destroy(&ctx->timers);
 	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
 		htw_wheel_destroy(ctx->wheel[i]);
 	mutex_destroy(&ctx->lock);
-	kfree(ctx);
+	kfree_rcu(ctx, rcu);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_destroy);
 
@@ -1112,7 +1327,10 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_begin);
  */
 void htw_ctx_batch_end(struct htw_ctx_batch *batch)
 {
-	htw_ctx_unlock(batch->ctx);
+	/* Its cancels and modifies may have taken the due timers away. */
+	if (READ_ONCE(batch->ctx->due))
+		htw_ctx_unmark_stale(batch->ctx);
+	mutex_unlock(&batch->ctx->lock);
 	kmem_cache_free_bulk(htw_utimer_cache, batch->nr_spare, batch->spare);
 	htw_ctx_batch_flush(batch);
 }
@@ -1442,7 +1660,7 @@ static void htw_ctx_give_back(struct htw_ctx *ctx, struct list_head *taken,
 	list_splice_init(taken, &ctx->events);
 	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + nr_taken);
 	/* A poller may have found the queue empty meanwhile, and slept. */
-	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	__htw_ctx_wake_up(ctx);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
@@ -1479,7 +1697,7 @@ static void htw_utimer_count_overruns(struct htw_ctx *ctx,
 static u64 htw_ctx_report_time(const struct htw_ctx *ctx,
 			       enum htw_ctx_clock clock, u64 t)
 {
-	return htw_time_minus(t, -ctx->params.time_offset[clock]);
+	return htw_time_plus(t, ctx->params.time_offset[clock]);
 }
 
 /*
@@ -1541,20 +1759,113 @@ static void htw_ctx_read_done(struct htw_ctx_batch *batch,
 }
 
 /*
- * Copy out as many queued events as @to has room for, releasing one-shot
- * timers and putting periodic ones back on their wheel.  Return the bytes
- * copied, 0 if another reader took the events first, or an error if no
- * event could be read (each stays queued).
+ * Run one batch of a wheel marked due, the clocks taking turns: turn its
+ * due timers into events; or, after a set of the wall clock, place the
+ * wall-clock timers again.  Return false if nothing was due.  The mark is
+ * taken off before the batch (so that a mark from the hrtimer the batch
+ * arms is kept, with its wake), and put back if the batch left work.
+ */
+static bool htw_ctx_run(struct htw_ctx *ctx)
+	__must_hold(&ctx->lock)
+{
+	unsigned int i;
+	bool left;
+	int clock;
+
+	lockdep_assert_held(&ctx->lock);
+
+	/* The wall clock was set: its timers first, which may come due. */
+	if (test_and_clear_bit(HTW_CTX_WALL, &ctx->due)) {
+		__htw_ctx_clock_was_set(ctx);
+		return true;
+	}
+	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++) {
+		clock = (ctx->next_clock + i) % HTW_CTX_NR_CLOCKS;
+		if (!test_and_clear_bit(clock, &ctx->due))
+			continue;
+		htw_wheel_run(ctx->wheel[clock], U64_MAX, &left);
+		if (left)
+			set_bit(clock, &ctx->due);
+		/* A flood on one clock does not hold the others back. */
+		ctx->next_clock = (clock + 1) % HTW_CTX_NR_CLOCKS;
+		return true;
+	}
+	return false;
+}
+
+/**
+ * htw_ctx_run_due() - turn all of a context's due timers into events
+ * @ctx: the context
+ *
+ * What a read does first, to the end, a batch at a time: for
+ * HTW_IOC_INFO, whose count of queued events then counts what a read would
+ * find.  The work is the caller's, as a read's is.
+ *
+ * Context: Process context; may sleep.
+ * Return: 0, or -EINTR if a fatal signal came first (the rest stays due).
+ */
+int htw_ctx_run_due(struct htw_ctx *ctx)
+{
+	struct htw_wheel *wheel;
+	int clock, ret = 0;
+	bool left;
+	u64 until;
+
+	if (mutex_lock_killable(&ctx->lock))
+		return -EINTR;
+	if (test_and_clear_bit(HTW_CTX_WALL, &ctx->due))
+		__htw_ctx_clock_was_set(ctx);
+	for (clock = 0; clock < HTW_CTX_NR_CLOCKS && !ret; clock++) {
+		if (!test_and_clear_bit(clock, &ctx->due))
+			continue;
+		wheel = ctx->wheel[clock];
+		/* Up to now: timers that keep coming due do not keep it going. */
+		until = htw_wheel_now(wheel);
+		do {
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+			htw_wheel_run(wheel, until, &left);
+			cond_resched();
+		} while (left);
+		/* Due since @until, or left by a fatal signal: still marked. */
+		if (left || htw_wheel_due(wheel))
+			set_bit(clock, &ctx->due);
+	}
+	mutex_unlock(&ctx->lock);
+	htw_ctx_pass_on(ctx);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_ctx_run_due);
+
+/* Wake the file's waiters: there is more to read than they were told of. */
+static void htw_ctx_wake_waiters(struct htw_ctx *ctx)
+{
+	spin_lock_irq(&ctx->wqh.lock);
+	__htw_ctx_wake_up(ctx);
+	spin_unlock_irq(&ctx->wqh.lock);
+}
+
+/*
+ * Turn due timers into events, as many as @to has room for, then copy out
+ * as many queued events as it has room for, releasing one-shot timers and
+ * putting periodic ones back on their wheel.  Return the bytes copied, 0 if
+ * there was nothing to read (another reader was first, or the due timers
+ * were cancelled), or an error if no event could be read (each stays
+ * queued, and the due timers due).
  */
 static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
 			     bool nowait)
 {
+	size_t room = iov_iter_count(to) / sizeof(struct htw_event);
 	struct htw_ctx_batch batch = { .ctx = ctx };
 	struct htw_event *out = ctx->read_out;
 	struct htw_ctx_reading *r = ctx->reading;
 	unsigned int n, i, copied;
 	LIST_HEAD(taken);
 	ssize_t done = 0;
+	bool made = false;
 	int ret = 0;
 	u32 left;
 
@@ -1565,8 +1876,21 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
 		return -ERESTARTSYS;
 	}
 	/*
-	 * Only the events queued now: a periodic timer re-armed by this read
-	 * may expire again before it ends, and is left for the next one.
+	 * The due timers first, a batch at a time: a read may find a million
+	 * of them.  A batch may make more events than there is room for; they
+	 * wait for the next read.
+	 */
+	while (READ_ONCE(ctx->nr_queued) < room && READ_ONCE(ctx->due)) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto out;
+		}
+		made |= htw_ctx_run(ctx);
+		cond_resched();
+	}
+	/*
+	 * Then only the events queued now: a periodic timer re-armed by this
+	 * read may expire again before it ends, and is left for the next one.
 	 */
 	left = READ_ONCE(ctx->nr_queued);
 	while (left && iov_iter_count(to) >= sizeof(out[0])) {
@@ -1600,8 +1924,31 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
 		/* A read may copy out a million events. */
 		cond_resched();
 	}
+	/* What this read made and left, the pollers hear of, once. */
+	if (made && htw_ctx_has_work(ctx))
+		htw_ctx_wake_waiters(ctx);
+out:
 	htw_ctx_batch_end(&batch);
 	return done ?: ret;
+}
+
+/*
+ * A non-blocking read found nothing to read: but a user of the file may be
+ * running a wheel, its mark taken off for the while.  Wait for it, as a
+ * non-blocking read waits for the file's other users (but one that may
+ * not block at all), and look again.  Return 0 if there is work, or
+ * -EAGAIN.
+ */
+static int htw_ctx_settle(struct htw_ctx *ctx, bool nowait)
+{
+	if (nowait) {
+		if (!mutex_trylock(&ctx->lock))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&ctx->lock)) {
+		return -ERESTARTSYS;
+	}
+	mutex_unlock(&ctx->lock);
+	return htw_ctx_has_work(ctx) ? 0 : -EAGAIN;
 }
 
 /**
@@ -1611,9 +1958,12 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
  * @flags: %HTW_CTX_READ_NONBLOCK: return -EAGAIN rather than wait for an
  *	event; %HTW_CTX_READ_NOWAIT: nor for the context's lock
  *
- * Reading the event of a one-shot timer releases the timer and its id;
- * reading that of a periodic timer re-arms it, which never needs memory.
- * An event that cannot be copied stays queued.  A non-blocking read
+ * First turns the file's due timers into events, in the caller's context,
+ * a batch at a time, up to as many as @to has room for; a fatal signal
+ * ends that with the rest left due.  Reading the event of a one-shot timer
+ * releases the timer and its id; reading that of a periodic timer re-arms
+ * it, which never needs memory.  An event that cannot be copied stays
+ * queued.  A non-blocking read
  * (O_NONBLOCK) does wait for another thread that holds the context (an
  * ioctl, or a read copying out), as a pipe's does: it fails with -EAGAIN
  * only when no event is queued.  One that may not block at all
@@ -1622,7 +1972,8 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
  *
  * Context: Process context; may sleep unless %HTW_CTX_READ_NOWAIT.
  * Return: the bytes copied; -EINVAL if @to cannot hold one event; -EAGAIN;
- * -ERESTARTSYS if a signal interrupted a wait; -EFAULT.
+ * -ERESTARTSYS if a signal interrupted a wait; -EFAULT; -EINTR if a fatal
+ * signal came before any event was copied.
  */
 ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to,
 		     unsigned int flags)
@@ -1635,23 +1986,25 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to,
 
 	/* Another reader may take the events between the wait and the drain. */
 	do {
-		spin_lock_irq(&ctx->wqh.lock);
-		if (!list_empty(&ctx->events))
+		if (htw_ctx_has_work(ctx))
 			ret = 0;
 		else if (flags & (HTW_CTX_READ_NONBLOCK | HTW_CTX_READ_NOWAIT))
-			ret = -EAGAIN;
+			ret = htw_ctx_settle(ctx, nowait);
 		else
-			ret = wait_event_interruptible_locked_irq(ctx->wqh,
-								  !list_empty(&ctx->events));
-		spin_unlock_irq(&ctx->wqh.lock);
+			/* One reader a wake: each passes it on (htw_ctx_pass_on()). */
+			ret = wait_event_interruptible_exclusive(ctx->readq,
+								 htw_ctx_has_work(ctx));
 		if (ret)
-			return ret;
-
+			break;
 		ret = htw_ctx_drain(ctx, to, nowait);
 	} while (!ret);
+	htw_ctx_pass_on(ctx);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_read);
+
+/* Batches of expiry work a poll does, at most, to find an event. */
+#define HTW_CTX_POLL_BATCHES	4
 
 /**
  * htw_ctx_poll() - poll a context's event queue
@@ -1659,21 +2012,64 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_read);
  * @file: its file
  * @wait: the poll table
  *
+ * A poller is a user of the file too: with a wheel marked due and no event
+ * queued, it turns due timers into events itself, a few batches at most,
+ * if it gets the context's mutex without waiting, so that readable means
+ * an event to read (a wheel whose due timers were cancelled, or whose
+ * timers only came closer, is not readable).  If the mutex is taken, or
+ * those batches made nothing while work is left, a marked wheel counts as
+ * readable: a read finds out.
+ *
  * Context: Process context.
- * Return: EPOLLIN | EPOLLRDNORM while an event is queued, else 0.
+ * Return: EPOLLIN | EPOLLRDNORM while an event is queued or a timer due,
+ * else 0.
  */
 __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 		      struct poll_table_struct *wait)
 {
-	__poll_t events = 0;
+	unsigned int i;
 
 	poll_wait(file, &ctx->wqh, wait);
 
+	if (READ_ONCE(ctx->nr_queued))
+		return EPOLLIN | EPOLLRDNORM;
+	if (!READ_ONCE(ctx->due) || !mutex_trylock(&ctx->lock))
+		return READ_ONCE(ctx->due) ? EPOLLIN | EPOLLRDNORM : 0;
+	for (i = 0; i < HTW_CTX_POLL_BATCHES && !READ_ONCE(ctx->nr_queued); i++)
+		if (!htw_ctx_run(ctx))
+			break;
+	mutex_unlock(&ctx->lock);
+	htw_ctx_pass_on(ctx);
+	return htw_ctx_has_work(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/**
+ * htw_ctx_wakes() - how many times a context's wheels and the context
+ *	woke its readers
+ * @ctx: the context
+ * @wakeups: set to how many times the context woke its waiters: for a
+ *	wheel's wake that found it not marked due, a read that left events,
+ *	events given back, a cancel by a set of the wall clock
+ *
+ * Context: Any context; the counts may be stale as soon as they are read.
+ * Return: the wakes of its wheels (htw_wheel_wakes()), summed.
+ */
+u64 htw_ctx_wakes(struct htw_ctx *ctx, u64 *wakeups)
+{
+	struct htw_wheel *wheel;
+	u64 wakes = 0;
+	int clock;
+
 	spin_lock_irq(&ctx->wqh.lock);
-	if (!list_empty(&ctx->events))
-		events = EPOLLIN | EPOLLRDNORM;
+	*wakeups = ctx->wakeups;
 	spin_unlock_irq(&ctx->wqh.lock);
-	return events;
+	for (clock = 0; clock < HTW_CTX_NR_CLOCKS; clock++) {
+		/* Pairs with the release in __htw_ctx_wheel(). */
+		wheel = smp_load_acquire(&ctx->wheel[clock]);
+		if (wheel)
+			wakes += htw_wheel_wakes(wheel);
+	}
+	return wakes;
 }
 
 /**

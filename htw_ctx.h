@@ -77,6 +77,21 @@ static inline u64 htw_time_minus(u64 t, s64 offset)
 	return min_t(u64, sum, HTW_TIME_MAX);
 }
 
+/*
+ * @t plus @offset, held within [0, %HTW_TIME_MAX]: the way back of
+ * htw_time_minus(), without negating an @offset that may be S64_MIN.
+ */
+static inline u64 htw_time_plus(u64 t, s64 offset)
+{
+	u64 sum;
+
+	if (offset < 0)
+		return min_t(u64, t - min_t(u64, t, -(u64)offset), HTW_TIME_MAX);
+	if (check_add_overflow(t, (u64)offset, &sum))
+		return HTW_TIME_MAX;
+	return min_t(u64, sum, HTW_TIME_MAX);
+}
+
 int htw_ctx_init(void);
 void htw_ctx_exit(void);
 size_t htw_ctx_timer_cost(void);
@@ -118,6 +133,9 @@ int htw_ctx_arm(struct htw_ctx *ctx, struct htw_timer_spec *spec,
 		u32 __user *id_out);
 int htw_ctx_modify(struct htw_ctx *ctx, const struct htw_timer_spec *spec);
 int htw_ctx_cancel(struct htw_ctx *ctx, u32 id);
+int htw_ctx_run_due(struct htw_ctx *ctx);
+u64 htw_ctx_wakes(struct htw_ctx *ctx, u64 *wakeups);
+
 /* Flags of htw_ctx_read(). */
 #define HTW_CTX_READ_NONBLOCK	BIT(0)
 #define HTW_CTX_READ_NOWAIT	BIT(1)

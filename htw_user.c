@@ -15,14 +15,28 @@
  * this would live in the tree; a module can neither add a count there nor
  * call inc_ucount(), which is not exported, hence this small table.
  *
- * Users are uids, as epoll's are: every process of a uid shares its limit,
- * in whichever container it runs, and a file passed to another process (by
- * fork() or SCM_RIGHTS) stays charged to the uid that opened it.
+ * An account is a uid in a user namespace, and charging it charges, as
+ * kernel/ucount.c's inc_ucount() does, the account of the namespace's
+ * owner in the parent namespace too, and so on up to the initial one:
+ * each against the same limit.  So everything the uids of a user's
+ * namespaces hold counts against that user, who cannot multiply the limit
+ * by mapping more uids (a user with a subordinate range of 65,536 could
+ * otherwise pin 65,536 limits' worth), and the owner's account shows what
+ * they hold.  Within one namespace a uid is one user everywhere, as for
+ * epoll: every process of a uid shares its limit, and a file passed to
+ * another process (by fork() or SCM_RIGHTS) stays charged to the account
+ * that opened it.  The chain stops below a namespace that the initial
+ * namespace's root made: the containers root runs (Docker's remapped
+ * users, LXD, podman) are accounted as the separate users they are meant
+ * to be, where charging root for all of them would let one exhaust the
+ * limit of all, and root can create namespaces without bound anyway.
  *
- * struct htw_user lives while a file of its uid is open: htw_user_get() at
- * open(), htw_user_put() at close.  The table and the reference counts are
- * protected by htw_users_lock (a count only reaches zero under it, with the
- * account's removal from the table); the counter needs no lock.
+ * struct htw_user lives while a file of its account, or an account of a
+ * namespace below it, is open: htw_user_get() at open(), htw_user_put() at
+ * close; an account holds a reference on its parent and on its namespace.
+ * The table and the reference counts are protected by htw_users_lock (a
+ * count only reaches zero under it, with the account's removal from the
+ * table); the counters need no lock.
  */
 
 #include <kunit/visibility.h>
@@ -31,21 +45,27 @@
 #include <linux/refcount.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/user_namespace.h>
 
 #include "htw_user.h"
 
 /**
- * struct htw_user - the timers one uid holds
+ * struct htw_user - the timers one uid of one user namespace holds
  * @node: in htw_users
+ * @ns: the namespace, referenced
  * @uid: the user
- * @refs: open files of the user
- * @timers: timers the user holds
+ * @refs: open files of the account, and accounts whose parent it is
+ * @timers: timers the account holds, its namespaces' below included
+ * @parent: the account of @ns's owner in @ns's parent; NULL in the
+ *	initial namespace, and in a namespace root made
  */
 struct htw_user {
 	struct hlist_node node;
+	struct user_namespace *ns;
 	kuid_t uid;
 	refcount_t refs;
 	atomic_long_t timers;
+	struct htw_user *parent;
 };
 
 #define HTW_USERS_BITS	7
@@ -53,51 +73,82 @@ struct htw_user {
 static DEFINE_HASHTABLE(htw_users, HTW_USERS_BITS);
 static DEFINE_SPINLOCK(htw_users_lock);
 
-static struct htw_user *__htw_user_find(kuid_t uid)
+static unsigned long htw_user_key(struct user_namespace *ns, kuid_t uid)
+{
+	return (unsigned long)ns ^ __kuid_val(uid);
+}
+
+static struct htw_user *__htw_user_find(struct user_namespace *ns,
+					kuid_t uid)
 	__must_hold(&htw_users_lock)
 {
 	struct htw_user *user;
 
 	lockdep_assert_held(&htw_users_lock);
 
-	hash_for_each_possible(htw_users, user, node, __kuid_val(uid))
-		if (uid_eq(user->uid, uid)) {
+	hash_for_each_possible(htw_users, user, node, htw_user_key(ns, uid))
+		if (user->ns == ns && uid_eq(user->uid, uid)) {
 			refcount_inc(&user->refs);
 			return user;
 		}
 	return NULL;
 }
 
+static struct htw_user *htw_user_find(struct user_namespace *ns, kuid_t uid)
+{
+	struct htw_user *found;
+
+	spin_lock(&htw_users_lock);
+	found = __htw_user_find(ns, uid);
+	spin_unlock(&htw_users_lock);
+	return found;
+}
+
 /**
- * htw_user_get() - take a reference on a user's account, creating it
+ * htw_user_get() - take a reference on an account, creating it
+ * @ns: the user namespace the uid was seen in (the opener's)
  * @uid: the user
+ *
+ * Creates the accounts of the owners of @ns and of its ancestors too, as
+ * need be (at most 32 levels of user namespaces).
  *
  * Context: Process context; may sleep.
  * Return: the account, or NULL if out of memory.
  */
-struct htw_user *htw_user_get(kuid_t uid)
+struct htw_user *htw_user_get(struct user_namespace *ns, kuid_t uid)
 {
-	struct htw_user *user, *found;
+	struct htw_user *user, *found, *parent = NULL;
 
-	spin_lock(&htw_users_lock);
-	found = __htw_user_find(uid);
-	spin_unlock(&htw_users_lock);
+	found = htw_user_find(ns, uid);
 	if (found)
 		return found;
+	/* A namespace root made is a domain of its own: see above. */
+	if (ns != &init_user_ns &&
+	    !(ns->parent == &init_user_ns && uid_eq(ns->owner, GLOBAL_ROOT_UID))) {
+		parent = htw_user_get(ns->parent, ns->owner);
+		if (!parent)
+			return NULL;
+	}
 
 	user = kzalloc(sizeof(*user), GFP_KERNEL);
-	if (!user)
+	if (!user) {
+		htw_user_put(parent);
 		return NULL;
+	}
+	user->ns = get_user_ns(ns);
 	user->uid = uid;
+	user->parent = parent;
 	refcount_set(&user->refs, 1);
 
 	spin_lock(&htw_users_lock);
-	found = __htw_user_find(uid);
+	found = __htw_user_find(ns, uid);
 	if (!found)
-		hash_add(htw_users, &user->node, __kuid_val(uid));
+		hash_add(htw_users, &user->node, htw_user_key(ns, uid));
 	spin_unlock(&htw_users_lock);
 	if (found) {
+		put_user_ns(ns);
 		kfree(user);
+		htw_user_put(parent);
 		return found;
 	}
 	return user;
@@ -108,51 +159,74 @@ EXPORT_SYMBOL_IF_KUNIT(htw_user_get);
  * htw_user_put() - drop a reference taken by htw_user_get()
  * @user: the account, or NULL
  *
- * The account goes when its last file closes; by then it holds no timer.
+ * The account goes when its last file closes, and the last account below
+ * it; by then it holds no timer.  Its parent's reference goes with it.
  *
  * Context: Process context.
  */
 void htw_user_put(struct htw_user *user)
 {
-	if (!user)
-		return;
-	spin_lock(&htw_users_lock);
-	if (!refcount_dec_and_test(&user->refs)) {
-		spin_unlock(&htw_users_lock);
-		return;
-	}
-	hash_del(&user->node);
-	spin_unlock(&htw_users_lock);
+	struct htw_user *parent;
 
-	WARN_ON_ONCE(atomic_long_read(&user->timers));
-	kfree(user);
+	for (; user; user = parent) {
+		spin_lock(&htw_users_lock);
+		if (!refcount_dec_and_test(&user->refs)) {
+			spin_unlock(&htw_users_lock);
+			return;
+		}
+		hash_del(&user->node);
+		spin_unlock(&htw_users_lock);
+
+		WARN_ON_ONCE(atomic_long_read(&user->timers));
+		parent = user->parent;
+		put_user_ns(user->ns);
+		kfree(user);
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_user_put);
 
-/**
- * htw_user_charge() - count @nr more timers for a user
- * @user: the account
- * @nr: timers to count
- * @limit: the most timers the user may hold
- *
- * Context: Any context.
- * Return: 0, or -ENOSPC (counting nothing) if the user would hold more
- * than @limit timers.
- */
-int htw_user_charge(struct htw_user *user, unsigned long nr,
-		    unsigned long limit)
+/* Count @nr more for one account, if it stays within @limit. */
+static bool htw_user_charge_one(struct htw_user *user, unsigned long nr,
+				unsigned long limit)
 {
 	long old = atomic_long_read(&user->timers);
 
 	do {
 		if (nr > limit || old > limit - nr)
-			return -ENOSPC;
+			return false;
 	} while (!atomic_long_try_cmpxchg(&user->timers, &old, old + nr));
-	return 0;
+	return true;
 }
 
 /**
- * htw_user_uncharge() - count @nr timers fewer for a user
+ * htw_user_charge() - count @nr more timers for an account and its owners
+ * @user: the account
+ * @nr: timers to count
+ * @limit: the most timers each account may hold
+ *
+ * Context: Any context.
+ * Return: 0, or -ENOSPC (counting nothing) if the account, or the account
+ * of the owner of its namespace or of any namespace above, would hold more
+ * than @limit timers.
+ */
+int htw_user_charge(struct htw_user *user, unsigned long nr,
+		    unsigned long limit)
+{
+	struct htw_user *u, *full;
+
+	for (u = user; u; u = u->parent)
+		if (!htw_user_charge_one(u, nr, limit))
+			goto undo;
+	return 0;
+undo:
+	full = u;
+	for (u = user; u != full; u = u->parent)
+		atomic_long_sub(nr, &u->timers);
+	return -ENOSPC;
+}
+
+/**
+ * htw_user_uncharge() - count @nr timers fewer for an account and its owners
  * @user: the account
  * @nr: timers released
  *
@@ -160,15 +234,16 @@ int htw_user_charge(struct htw_user *user, unsigned long nr,
  */
 void htw_user_uncharge(struct htw_user *user, unsigned long nr)
 {
-	atomic_long_sub(nr, &user->timers);
+	for (; user; user = user->parent)
+		atomic_long_sub(nr, &user->timers);
 }
 
 /**
- * htw_user_timers() - how many timers a user holds
+ * htw_user_timers() - how many timers an account holds
  * @user: the account
  *
  * Context: Any context.
- * Return: the count.
+ * Return: the count, the timers of the namespaces it owns included.
  */
 unsigned long htw_user_timers(struct htw_user *user)
 {

@@ -2,9 +2,10 @@
 /*
  * The timers of /dev/htw each user holds, across all of the user's files
  *
- * A user is a uid, as for epoll's max_user_watches: every file opened by a
- * uid charges its timers, and its wheels, to that uid, whichever process
- * holds the file.
+ * An account is a uid of a user namespace: every file opened by a uid
+ * charges its timers, and its wheels, to that account, whichever process
+ * holds the file, and to the account of each owner of the namespaces
+ * above it (see htw_user.c).
  */
 #ifndef _HTW_USER_H
 #define _HTW_USER_H
@@ -12,8 +13,9 @@
 #include <linux/uidgid.h>
 
 struct htw_user;
+struct user_namespace;
 
-struct htw_user *htw_user_get(kuid_t uid);
+struct htw_user *htw_user_get(struct user_namespace *ns, kuid_t uid);
 void htw_user_put(struct htw_user *user);
 int htw_user_charge(struct htw_user *user, unsigned long nr,
 		    unsigned long limit);

@@ -9,6 +9,7 @@
 #include <kunit/test.h>
 #include <linux/module.h>
 #include <linux/uio.h>
+#include <linux/user_namespace.h>
 
 #include "../htw_compat.h"
 #include "../htw_core.h"
@@ -455,8 +456,8 @@ static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
 	unsigned long base;
 	u32 id;
 
-	alice = htw_user_get(KUIDT_INIT(60001));
-	bob = htw_user_get(KUIDT_INIT(60002));
+	alice = htw_user_get(&init_user_ns, KUIDT_INIT(60001));
+	bob = htw_user_get(&init_user_ns, KUIDT_INIT(60002));
 	KUNIT_ASSERT_NOT_NULL(test, alice);
 	KUNIT_ASSERT_NOT_NULL(test, bob);
 	p.max_user_timers = &limit;
@@ -516,7 +517,7 @@ static void htw_ctx_batch_allocates_and_frees_in_bulk(struct kunit *test)
 
 	ids = kunit_kcalloc(test, n, sizeof(*ids), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ids);
-	user = htw_user_get(KUIDT_INIT(60003));
+	user = htw_user_get(&init_user_ns, KUIDT_INIT(60003));
 	KUNIT_ASSERT_NOT_NULL(test, user);
 	p.max_user_timers = &limit;
 	p.user = user;
@@ -566,7 +567,7 @@ static void htw_ctx_batch_cancel_makes_room_for_the_next_arm(struct kunit *test)
 	struct htw_ctx *ctx;
 	u32 id;
 
-	user = htw_user_get(KUIDT_INIT(60004));
+	user = htw_user_get(&init_user_ns, KUIDT_INIT(60004));
 	KUNIT_ASSERT_NOT_NULL(test, user);
 	p.max_user_timers = &limit;
 	p.user = user;
@@ -912,6 +913,28 @@ static void htw_ctx_time_minus_saturates(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->result, htw_time_minus(p->t, p->offset));
 }
 
+/* htw_time_plus() too, S64_MIN and all, which it does not negate. */
+static const struct htw_time_minus_case htw_time_plus_cases[] = {
+	{ "within range", 100, 30, 130 },
+	{ "behind, within range", 100, -30, 70 },
+	{ "below zero", 5, -10, 0 },
+	{ "past the end", HTW_TIME_MAX, 1, HTW_TIME_MAX },
+	{ "a time past the end", U64_MAX, 0, HTW_TIME_MAX },
+	{ "wrapping", U64_MAX, S64_MAX, HTW_TIME_MAX },
+	{ "the farthest offset behind", HTW_TIME_MAX, S64_MIN, 0 },
+	{ "the farthest offset behind a time past the end", U64_MAX, S64_MIN,
+	  HTW_TIME_MAX },
+};
+
+KUNIT_ARRAY_PARAM_DESC(htw_time_plus, htw_time_plus_cases, desc);
+
+static void htw_ctx_time_plus_saturates(struct kunit *test)
+{
+	const struct htw_time_minus_case *p = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, p->result, htw_time_plus(p->t, p->offset));
+}
+
 /*
  * Destroying a context gives back everything it charged to its user: each
  * timer, queued, parked or armed, and each wheel.  (htw_wheel_destroy()
@@ -925,7 +948,7 @@ static void htw_ctx_destroy_releases_every_timer(struct kunit *test)
 	struct htw_wheel *wheel;
 	struct htw_ctx *ctx;
 
-	p.user = htw_user_get(KUIDT_INIT(60003));
+	p.user = htw_user_get(&init_user_ns, KUIDT_INIT(60003));
 	KUNIT_ASSERT_NOT_NULL(test, p.user);
 	p.max_user_timers = &limit;
 	ctx = htw_ctx_create(&p);
@@ -1049,6 +1072,7 @@ static struct kunit_case htw_ctx_test_cases[] = {
 	KUNIT_CASE(htw_ctx_expiry_after_a_set_is_the_cancel),
 	KUNIT_CASE(htw_ctx_relative_realtime_is_a_duration),
 	KUNIT_CASE_PARAM(htw_ctx_time_minus_saturates, htw_time_minus_gen_params),
+	KUNIT_CASE_PARAM(htw_ctx_time_plus_saturates, htw_time_plus_gen_params),
 	KUNIT_CASE_PARAM(htw_ctx_spec_is_validated, htw_ctx_spec_gen_params),
 	{}
 };

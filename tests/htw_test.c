@@ -5,6 +5,7 @@
 
 #include <kunit/test.h>
 #include <linux/err.h>
+#include <linux/preempt.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -21,6 +22,7 @@ static void htw_test_fn(struct htw_timer *timer, u64 expired, u64 count)
 	t->expired = expired;
 	t->count = count;
 	t->irqs_off = irqs_disabled();
+	t->in_task = in_task();
 	t->seq = ctx->fired;
 	if (ctx->fired < ctx->log_size)
 		ctx->log[ctx->fired] = t;

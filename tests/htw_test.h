@@ -38,6 +38,7 @@ typedef void (*htw_test_action_t)(struct htw_test_timer *t);
  * @seq: callbacks made on all timers of the case before the last one of this
  *	timer (its place in the order of expiry)
  * @irqs_off: whether interrupts were off in the last callback
+ * @in_task: whether the last callback ran in process context
  * @action: called at the end of each callback, if set
  * @other: another timer @action works on
  * @arg: an argument for @action
@@ -54,6 +55,7 @@ struct htw_test_timer {
 	u64 count;
 	u64 seq;
 	bool irqs_off;
+	bool in_task;
 	htw_test_action_t action;
 	struct htw_test_timer *other;
 	u64 arg;

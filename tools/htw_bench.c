@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -437,6 +438,120 @@ static void memory_per_timer(unsigned int nh, unsigned int n, double *htw,
 	free(fds);
 }
 
+/* A count from a line of @path that starts with @key, summed over CPUs. */
+static unsigned long long proc_sum(const char *path, const char *key)
+{
+	unsigned long long sum = 0, v;
+	char line[4096], *p, *end;
+	size_t len = strlen(key);
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		die(path);
+	while (fgets(line, sizeof(line), f)) {
+		p = line;
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, key, len))
+			continue;
+		for (p += len; ; p = end) {
+			v = strtoull(p, &end, 10);
+			if (end == p)
+				break;
+			sum += v;
+		}
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * HRTIMER softirqs a second while @files files each hold one periodic
+ * timer of 10 ms, all armed for the same first expiry, and a reader reads
+ * every event through epoll (which re-arms them).
+ */
+static double wakeups_periodic(unsigned int files)
+{
+	struct epoll_event ee[64];
+	struct htw_event ev;
+	unsigned long long s0 = 0;
+	int *fd = calloc(files, sizeof(*fd)), ep, k, j;
+	__u64 first, end = 0, t;
+	unsigned int i;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (!fd || ep < 0)
+		die("epoll");
+	first = now_ns() + arm_time(files);
+	for (i = 0; i < files; i++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.u32 = i };
+		struct htw_timer_spec spec = {
+			.flags = HTW_TIMER_ABSTIME, .expires = first,
+			.period = 10 * NSEC_PER_MSEC,
+		};
+
+		fd[i] = htw_open_dev();
+		if (ioctl(fd[i], HTW_IOC_ARM, &spec) ||
+		    epoll_ctl(ep, EPOLL_CTL_ADD, fd[i], &e))
+			die("arm");
+	}
+	for (;;) {
+		k = epoll_wait(ep, ee, 64, WAIT_MS);
+		if (k <= 0)
+			die("epoll_wait");
+		for (j = 0; j < k; j++)
+			if (htw_read_events(fd[ee[j].data.u32], &ev, 1) < 0)
+				die("read");
+		t = now_ns();
+		/* A second of it, once the first round is over. */
+		if (!end && t > first + 50 * NSEC_PER_MSEC) {
+			s0 = proc_sum("/proc/softirqs", "HRTIMER:");
+			end = t + NSEC_PER_SEC;
+		} else if (end && t >= end) {
+			break;
+		}
+	}
+	t = proc_sum("/proc/softirqs", "HRTIMER:") - s0;
+	for (i = 0; i < files; i++)
+		close(fd[i]);
+	close(ep);
+	free(fd);
+	return t;
+}
+
+/* CPU time spent in softirq so far, all CPUs, in ms (/proc/stat). */
+static double softirq_ms(void)
+{
+	unsigned long long v[7] = {};
+	FILE *f = fopen("/proc/stat", "re");
+
+	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+			 &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) != 7)
+		die("/proc/stat");
+	fclose(f);
+	return v[6] * 1000.0 / sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * Softirq time, in ms, of the second after @n timers of one file, that no
+ * one reads, came due at one instant.
+ */
+static double unread_softirq_ms(unsigned int n)
+{
+	__u64 start = now_ns() + arm_time(n);
+	int fd = htw_open_dev();
+	double ms;
+
+	arm_batched(fd, n, start, 0, HTW_TIMER_ABSTIME);
+	while (now_ns() < start)
+		usleep(1000);
+	ms = softirq_ms();
+	usleep(1000 * 1000);
+	ms = softirq_ms() - ms;
+	close(fd);
+	return ms;
+}
+
 /* ms to close a file holding @n far timers. */
 static double close_time(unsigned int n)
 {
@@ -569,6 +684,15 @@ int main(int argc, char **argv)
 	/* Ten times the rate: what each can deliver, rather than keep up with. */
 	deliveries("expiries_over_100ms_epoll", "expiry_lateness_p99_over_100ms",
 		   "expiry_lateness_max_over_100ms", expiries, spread / 10);
+	/* All at one instant: what a burst costs each. */
+	deliveries("expiries_at_one_instant_epoll",
+		   "expiry_lateness_p99_at_one_instant",
+		   "expiry_lateness_max_at_one_instant", expiries, 0);
+	/* Files of the same tick share their wake-ups: a thousand vs one. */
+	ROUNDS(wakeups_periodic(smoke ? 10 : 1000), wakeups_periodic(1),
+	       "hrtimer_softirqs_1000_files_vs_one", "softirqs/s");
+	ROUNDS(unread_softirq_ms(10 * expiries), -1,
+	       "softirq_time_unread_10x_timers_due", "ms");
 	memory_per_timer(10 * expiries, expiries, &h, &a);
 	report("kernel_memory_per_timer", h, a, "bytes");
 	if (!smoke) {

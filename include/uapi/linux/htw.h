@@ -6,8 +6,22 @@
  * only this file descriptor sees, on wheels of its own, and a queue of their
  * events.  Timers are armed, modified and cancelled by ioctl(), alone or in
  * batches; their expiries are read() as fixed-size struct htw_event
- * records; poll() and epoll report EPOLLIN while any is queued.  close()
- * cancels every timer.
+ * records; poll() and epoll report EPOLLIN while any is queued, or any
+ * timer is due.  close() cancels every timer.
+ *
+ * The work of a file's expiries is done by its users, in their own
+ * context: when timers are due, the kernel only marks the file due and
+ * wakes its waiters, once (pollers once per expiry of the file's wheel and
+ * once per read that made events it left behind, never once per timer;
+ * blocked readers one at a time, each passing the turn on).  read(),
+ * poll() and HTW_IOC_INFO turn the due timers into events, a batch at a
+ * time; a file nobody reads costs no more work once it was told.  A wake,
+ * or poll's EPOLLIN, may find nothing to read, as a spurious wake-up does,
+ * when far timers only moved closer (at most once per level a timer comes
+ * down, never for a timer within &htw_info.wheel_size ticks) or another
+ * user of the file held it.  An event's @fired is when the kernel found
+ * its timer due: when the wheel marked the file due, if the timer was due
+ * by then, else when a run found it, never before its expiry.
  *
  * An id is never 0.  Its low bits name a slot of the file, as few as
  * &htw_info.max_timers needs, and the bits above count the timers armed in
@@ -54,7 +68,9 @@
  * otherwise).
  *
  * read() returns as many whole struct htw_event records as its buffer holds,
- * at least one; it waits for one unless the file is O_NONBLOCK.  Errors:
+ * at least one; it waits for one unless the file is O_NONBLOCK.  It first
+ * turns due timers into events, as many as the buffer has room for; more
+ * may be made, and wait for the next read.  Errors:
  *
  * - %EINVAL: the buffer is smaller than one record.
  * - %EAGAIN: no event is queued and the file is O_NONBLOCK.  A non-blocking
@@ -63,7 +79,9 @@
  *   that may not block at all (preadv2()'s RWF_NOWAIT, io_uring) fails
  *   with %EAGAIN then too.
  * - %EINTR: a signal came while waiting, for an event or for another user
- *   of the file (the read restarts under SA_RESTART).
+ *   of the file (the read restarts under SA_RESTART); or a fatal signal
+ *   came while the read turned due timers into events (those it did not
+ *   reach stay due, and nothing is lost).
  * - %EFAULT: the buffer is not writable; the events stay queued.
  *
  * A read never fails for lack of memory: a periodic timer's re-arm needs
@@ -123,11 +141,16 @@
  * @event_size: size of the records read() returns, sizeof(struct htw_event)
  * @nr_timers: timers this context holds: armed, or expired one-shot timers
  *	whose event has not been read yet
- * @nr_queued: events of this context waiting to be read
+ * @nr_queued: events of this context waiting to be read; HTW_IOC_INFO
+ *	first turns the context's due timers into events, as a read does, so
+ *	that this counts what a read would find
  * @max_user_timers: most timers one user (the uid that opened the file)
  *	may hold across all of its contexts, each context's wheels counted as
- *	the timers their memory could hold (version 2)
- * @user_timers: what that user holds now, counted the same way (version 2)
+ *	the timers their memory could hold (version 2).  What the uids of a
+ *	user namespace hold counts against its owner too, and so up to the
+ *	initial namespace: mapping more uids does not multiply the limit
+ * @user_timers: what that user holds now, counted the same way (version 2),
+ *	with what the uids of the namespaces it owns hold
  */
 struct htw_info {
 	__u32 version;
@@ -284,7 +307,8 @@ struct htw_event {
 #define HTW_IOC_MAGIC	'Y'
 
 /*
- * HTW_IOC_INFO: fill a struct htw_info.
+ * HTW_IOC_INFO: fill a struct htw_info, once the context's due timers are
+ *	events.  %EINTR: a fatal signal came first.
  *
  * HTW_IOC_ARM: arm a new timer and write its id to &htw_timer_spec.id.
  *	%EINVAL: an expiry beyond %HTW_TIME_MAX (a relative one included), a

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A file's expiry work is done by the processes that read it: a wheel's
+ * hrtimer only marks it due and wakes the file's waiters, once per expiry.
+ *
+ * What decides each case is what happened (wakes, events made, events
+ * lost), never how fast: the lateness of the events, the time a killed
+ * reader took to die and the softirq time an unread file cost are printed,
+ * as the measures of it.  The test runs as root; the processes that watch
+ * a file run as nobody.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "htw_user.h"
+
+#define MS			NSEC_PER_MSEC
+#define NOBODY			65534
+#define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_timers"
+
+#define NR_WATCHES		20000
+#define WATCHES_EACH		4000
+#define NR_BURST		1024
+#define NR_UNREAD		100000
+#define NR_FILES		64
+#define PER_FILE		4096
+#define NR_KILLED		100000
+
+FIXTURE(owner) {
+	long long user_limit;
+};
+
+/* Room for the long cases' timers, and the limit put back after. */
+FIXTURE_SETUP(owner)
+{
+	self->user_limit = htw_read_number(USER_LIMIT_PARAM);
+	ASSERT_LE(0, self->user_limit);
+	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, 4 * NR_UNREAD));
+}
+
+FIXTURE_TEARDOWN(owner)
+{
+	htw_write_number(USER_LIMIT_PARAM, self->user_limit);
+}
+
+/* A number from the file's fdinfo, or -1. */
+static long long fdinfo_value(int fd, const char *key)
+{
+	char path[64], line[128];
+	long long v = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':')
+			v = strtoll(line + len + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Arm @n one-shot timers due at @expires; return how many were armed. */
+static long arm_at(int fd, unsigned int n, __u64 expires)
+{
+	static struct htw_op ops[4096];
+	unsigned int i, chunk;
+	long armed = 0;
+
+	while (armed < n) {
+		chunk = n - armed < 4096 ? n - armed : 4096;
+		for (i = 0; i < chunk; i++)
+			ops[i] = (struct htw_op) {
+				.op = HTW_OP_ARM,
+				.spec = { .flags = HTW_TIMER_ABSTIME,
+					  .expires = expires },
+			};
+		if (htw_batch(fd, ops, chunk) != (int)chunk)
+			return -EIO;
+		for (i = 0; i < chunk; i++)
+			if (ops[i].result)
+				return ops[i].result;
+		armed += chunk;
+	}
+	return armed;
+}
+
+/*
+ * Read @n events of timers due at @expires, waiting in poll(); each must
+ * come once (ids unique), none early.  *@late is the latest @fired -
+ * @expires, *@last when the last event was read, after @expires.
+ */
+static int read_burst(int fd, unsigned int n, __u64 expires, __u64 *late,
+		      __u64 *last)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct htw_event *ev = calloc(n, sizeof(*ev));
+	unsigned int got = 0, i;
+	int r;
+
+	*late = 0;
+	if (!ev)
+		return -1;
+	while (got < n) {
+		if (poll(&pfd, 1, HTW_WAIT_MS) != 1)
+			break;
+		r = htw_read_events(fd, ev + got, n - got);
+		if (r < 0 && r != -EAGAIN)
+			break;
+		for (i = got; r > 0 && i < got + r; i++) {
+			if (ev[i].expires != expires || ev[i].fired < expires)
+				goto out;
+			if (ev[i].fired - expires > *late)
+				*late = ev[i].fired - expires;
+		}
+		got += r > 0 ? r : 0;
+	}
+	*last = htw_now(CLOCK_MONOTONIC) - expires;
+out:
+	free(ev);
+	return got == n ? 0 : -1;
+}
+
+/* A sleeper of 1 ms steps: the most any step overslept, while @stop is 0. */
+struct sleeper {
+	pthread_t thread;
+	int stop;
+	__u64 worst;
+};
+
+static void *sleeper_fn(void *arg)
+{
+	struct timespec ms = { .tv_nsec = MS };
+	struct sleeper *s = arg;
+	__u64 t, d;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		t = htw_now(CLOCK_MONOTONIC);
+		nanosleep(&ms, NULL);
+		d = htw_now(CLOCK_MONOTONIC) - t;
+		if (d > MS && d - MS > s->worst)
+			s->worst = d - MS;
+	}
+	return NULL;
+}
+
+/* What a burst cost the file: its wheels' wakes, and its waiters' wakes. */
+struct burst_cost {
+	long long wakes, wakeups;
+};
+
+/*
+ * A burst of NR_BURST timers due together in @fd, read by this process;
+ * -1 if an event was lost or early.  Lateness and a sleeper's hold-off
+ * meanwhile go to @what's log.
+ */
+static int burst(struct __test_metadata *_metadata, int fd, const char *what,
+		 struct burst_cost *cost)
+{
+	struct sleeper s = { .stop = 0 };
+	__u64 expires, late, last;
+	int rc;
+
+	cost->wakes = -fdinfo_value(fd, "wakes");
+	cost->wakeups = -fdinfo_value(fd, "wakeups");
+	expires = htw_now(CLOCK_MONOTONIC) + 300 * MS;
+	if (arm_at(fd, NR_BURST, expires) != NR_BURST)
+		return -1;
+	pthread_create(&s.thread, NULL, sleeper_fn, &s);
+	rc = read_burst(fd, NR_BURST, expires, &late, &last);
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(s.thread, NULL);
+	if (rc)
+		return -1;
+	TH_LOG("%s: the latest event %llu us late, the last read %llu us",
+	       what, late / 1000, last / 1000);
+	TH_LOG("%s: after the expiry; a 1 ms sleeper held off %llu us", what,
+	       s.worst / 1000);
+	cost->wakes += fdinfo_value(fd, "wakes");
+	cost->wakeups += fdinfo_value(fd, "wakeups");
+	return 0;
+}
+
+static void become(uid_t uid)
+{
+	if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		_exit(100);
+}
+
+/*
+ * A watcher: @each dups of @fd in one epoll instance, edge-triggered, and
+ * the read end of @stop.  Counts the epoll_wait() returns that report the
+ * file, until @stop is readable; writes the count to @report.
+ */
+static void watch(int fd, int each, int ready, int stop, int report)
+{
+	struct epoll_event ev, *evs = calloc(each + 1, sizeof(*evs));
+	struct rlimit rl;
+	int ep, i, n, d, returns = 0;
+	bool done = false;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	become(NOBODY);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.u32 = UINT32_MAX };
+	if (!evs || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, stop, &ev))
+		_exit(1);
+	for (i = 0; i < each; i++) {
+		d = dup(fd);
+		ev = (struct epoll_event){ .events = EPOLLIN | EPOLLET,
+					   .data.u32 = i };
+		if (d < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, d, &ev))
+			_exit(2);
+	}
+	if (write(ready, "r", 1) != 1)
+		_exit(3);
+	while (!done) {
+		n = epoll_wait(ep, evs, each + 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(4);
+		for (i = 0; i < n; i++)
+			done |= evs[i].data.u32 == UINT32_MAX;
+		returns += n > (int)done;
+	}
+	if (write(report, &returns, sizeof(returns)) != sizeof(returns))
+		_exit(5);
+	_exit(0);
+}
+
+/*
+ * NR_WATCHES epoll items on one file, in processes of another user (no
+ * privilege: dup() within its own descriptor limit), and NR_BURST timers
+ * due together.  The file wakes its waiters once per expiry of its wheel
+ * (one, and one more per level the timers came down), not once per timer
+ * (which made 1,024 x 20,000 wake calls before): a number the design
+ * fixes, whatever the host's speed.  How often each watcher's epoll_wait()
+ * returned is printed: one wake-up can come back in two returns, if the
+ * watcher looks while the wake-up is still going through its 4,000 items.
+ * The same burst without the watchers is printed beside it.
+ */
+TEST_F_TIMEOUT(owner, epoll_watches_are_woken_once_per_expiry, 600)
+{
+	int ready[2], stop[2], report[2], fd, i, nw, each, returns, most = 0;
+	struct burst_cost quiet, loud;
+	pid_t pids[64];
+	struct rlimit rl;
+	char c;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	each = rl.rlim_max < WATCHES_EACH + 64 ? (int)rl.rlim_max - 64 :
+						  WATCHES_EACH;
+	ASSERT_LT(0, each);
+	nw = (NR_WATCHES + each - 1) / each;
+	ASSERT_GE(64, nw);
+
+	fd = htw_open(O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, burst(_metadata, fd, "no watches", &quiet));
+
+	ASSERT_EQ(0, pipe2(ready, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(stop, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(report, O_CLOEXEC));
+	for (i = 0; i < nw; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i])
+			watch(fd, each, ready[1], stop[0], report[1]);
+	}
+	for (i = 0; i < nw; i++)
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+
+	ASSERT_EQ(0, burst(_metadata, fd, "20,000 watches", &loud));
+	ASSERT_EQ(1, write(stop[1], "s", 1));
+	for (i = 0; i < nw; i++) {
+		ASSERT_EQ(sizeof(returns),
+			  read(report[0], &returns, sizeof(returns)));
+		most = returns > most ? returns : most;
+	}
+	for (i = 0; i < nw; i++)
+		waitpid(pids[i], NULL, 0);
+	TH_LOG("%d watchers of %d items: %lld wakes of the wheel, %lld of the waiters",
+	       nw, each, loud.wakes, loud.wakeups);
+	TH_LOG("(%lld and %lld without them); epoll_wait() returned at most %d times",
+	       quiet.wakes, quiet.wakeups, most);
+	/* Never more wake-ups than the wheel woke the file, few of those. */
+	EXPECT_LE(loud.wakeups, loud.wakes);
+	EXPECT_LE(1, loud.wakeups);
+	EXPECT_GE(4, loud.wakes);
+	EXPECT_LE(quiet.wakeups, quiet.wakes);
+	close(fd);
+}
+
+/* CPU time in softirq so far, in clock ticks, from /proc/stat. */
+static unsigned long long softirq_ticks(void)
+{
+	unsigned long long v[7] = {};
+	FILE *f = fopen("/proc/stat", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6]) != 7)
+		v[6] = 0;
+	fclose(f);
+	return v[6];
+}
+
+/*
+ * The wakes of @fd's wheels, once they have come to rest: each arm on a
+ * wheel that is due and not run may bring one more expiry of its hrtimer,
+ * and none comes after the last arm's.
+ */
+static long long settled_wakes(int fd)
+{
+	long long w, before = -1;
+	int i;
+
+	for (i = 0; i < HTW_WAIT_MS / 50; i++) {
+		w = fdinfo_value(fd, "wakes");
+		if (w > 0 && w == before)
+			return w;
+		before = w;
+		usleep(50 * 1000);
+	}
+	return -1;
+}
+
+/*
+ * @files files of @per_file timers each, all due at one instant, that no
+ * one reads (nor polls: a poll runs them): once all are armed, due and
+ * told so, they make no event and take no wake, however long no one reads
+ * them; then a reader gets every event, once.
+ */
+static void unread(struct __test_metadata *_metadata, int files,
+		   int per_file)
+{
+	long long wakes = 0, wakes2 = 0, queued = 0, w;
+	unsigned long long irq;
+	__u64 expires, late, last;
+	int *fd, i;
+
+	fd = calloc(files, sizeof(*fd));
+	ASSERT_NE(NULL, fd);
+	expires = htw_now(CLOCK_MONOTONIC) + 200 * MS;
+	for (i = 0; i < files; i++) {
+		fd[i] = htw_open(O_CLOEXEC);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(per_file, arm_at(fd[i], per_file, expires));
+	}
+	/* Each file due, and told so. */
+	for (i = 0; i < files; i++) {
+		w = settled_wakes(fd[i]);
+		ASSERT_LT(0, w);
+		wakes += w;
+	}
+	irq = softirq_ticks();
+	usleep(500 * 1000);
+	irq = softirq_ticks() - irq;
+	for (i = 0; i < files; i++) {
+		wakes2 += fdinfo_value(fd[i], "wakes");
+		queued += fdinfo_value(fd[i], "queued");
+	}
+	TH_LOG("%d x %d timers due, not read for 500 ms: %lld wakes,", files,
+	       per_file, wakes);
+	TH_LOG("and %llu ticks of softirq time meanwhile", irq);
+	EXPECT_LE(files, wakes);
+	EXPECT_EQ(wakes, wakes2);
+	EXPECT_EQ(0, queued);
+	for (i = 0; i < files; i++) {
+		EXPECT_EQ(0, read_burst(fd[i], per_file, expires, &late, &last));
+		close(fd[i]);
+	}
+	free(fd);
+}
+
+TEST_F_TIMEOUT(owner, unread_file_takes_no_work, 600)
+{
+	unread(_metadata, 1, NR_UNREAD);
+}
+
+TEST_F_TIMEOUT(owner, unread_files_take_no_work, 600)
+{
+	unread(_metadata, NR_FILES, PER_FILE);
+}
+
+/*
+ * A due timer cancelled before anyone ran it leaves no mark that would
+ * keep the wheel's next due timer from waking the file: the next one on
+ * the clock wakes a poller.
+ */
+TEST_F(owner, cancelled_due_timer_leaves_the_next_one_woken)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct htw_event ev;
+	long a, b;
+
+	pfd.fd = htw_open(O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, pfd.fd);
+	a = htw_arm_id(pfd.fd, HTW_TIMER_ABSTIME, 0, 0, 1);
+	ASSERT_LT(0, a);
+	ASSERT_LT(0, settled_wakes(pfd.fd));
+	ASSERT_EQ(0, htw_cancel(pfd.fd, a));
+	b = htw_arm_id(pfd.fd, 0, 50 * MS, 0, 2);
+	ASSERT_LT(0, b);
+	ASSERT_EQ(1, poll(&pfd, 1, HTW_WAIT_MS));
+	ASSERT_EQ(1, htw_read_events(pfd.fd, &ev, 1));
+	EXPECT_EQ(b, ev.id);
+	EXPECT_EQ(2, ev.user_data);
+	close(pfd.fd);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A reader killed while its read turns NR_KILLED due timers into events
+ * dies, and loses none: what it copied out is in memory it shares with
+ * this process, the rest is read here, each event once.
+ */
+TEST_F_TIMEOUT(owner, killed_reader_loses_no_event, 600)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	size_t size = NR_KILLED * sizeof(struct htw_event);
+	unsigned int got = 0, i;
+	struct htw_event *ev;
+	__u32 *ids;
+	int go[2], status, r;
+	__u64 t;
+	pid_t pid;
+	char c;
+
+	pfd.fd = htw_open(O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, pfd.fd);
+	ev = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ev);
+	/* In memory: a kill cannot fail a copy half way through an event. */
+	memset(ev, 0, size);
+	ids = calloc(NR_KILLED, sizeof(*ids));
+	ASSERT_NE(NULL, ids);
+	ASSERT_EQ(NR_KILLED, arm_at(pfd.fd, NR_KILLED, 0));
+	ASSERT_EQ(1, poll(&pfd, 1, HTW_WAIT_MS));
+
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (write(go[1], "g", 1) != 1)
+			_exit(1);
+		_exit(read(pfd.fd, ev, size) < 0);
+	}
+	ASSERT_EQ(1, read(go[0], &c, 1));
+	usleep(20 * 1000);
+	t = htw_now(CLOCK_MONOTONIC);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	t = htw_now(CLOCK_MONOTONIC) - t;
+
+	for (i = 0; i < NR_KILLED && ev[i].id; i++)
+		ids[got++] = ev[i].id;
+	TH_LOG("the reader %s after %llu us, with %u events read",
+	       WIFSIGNALED(status) ? "killed" : "done before the kill",
+	       t / 1000, got);
+	while (got < NR_KILLED) {
+		r = htw_read_events(pfd.fd, ev, 4096);
+		if (r <= 0)
+			break;
+		for (i = 0; i < (unsigned int)r; i++)
+			ids[got++] = ev[i].id;
+	}
+	ASSERT_EQ(NR_KILLED, got);
+	EXPECT_EQ(-EAGAIN, htw_read_events(pfd.fd, ev, 1));
+	qsort(ids, got, sizeof(*ids), cmp_u32);
+	for (i = 1; i < got; i++)
+		ASSERT_NE(ids[i - 1], ids[i]) TH_LOG("event %u read twice", ids[i]);
+	free(ids);
+	munmap(ev, size);
+	close(pfd.fd);
+}
+
+int main(int argc, char **argv)
+{
+	return htw_test_main(argc, argv);
+}
