@@ -51,9 +51,9 @@
  * A file's expiry work is done by the processes that use the file, in
  * process context, and nothing of it in interrupt context.  Its wheels are
  * deferred (HTW_WHEEL_DEFERRED): when timers of one are due, its hrtimer
- * only marks the wheel due (@due) and, if it was not marked, wakes the
- * file's pollers and one blocked reader (htw_ctx_wake(): O(1) work of the
- * file's own, no lock held across work a user controls).  The work (buckets
+ * only marks the wheel due (@due) and wakes the file's waiters
+ * (htw_ctx_wake(): O(1) work of the file's own, no lock held across work a
+ * user controls).  The work (buckets
  * moved down, due timers turned into events) is done by read(), by
  * HTW_IOC_INFO and by poll(), under ctx->lock, preemptible, one batch of
  * one wheel at a time with cond_resched() between batches (htw_ctx_run(),
@@ -67,13 +67,13 @@
  * The callbacks (htw_utimer_fn(), run by htw_wheel_run() under the wheel's
  * lock, HTW_WHEEL_LOCKED_CALLBACKS, which spares a lock round trip per
  * timer) only queue the event, and wake no one: their caller is a reader.
- * The pollers are woken once per mark, and once per read that made events
- * it left queued (EPOLLET needs a wake for each batch of new events),
- * never once per timer: 1,024 timers due together in a file that 20,000
- * epoll items watch cost 20,000 wake calls, not 20 million.  Blocked
- * readers wait on a queue of their own (@readq), one woken at a time, and
- * each passes the turn on when it leaves something to read, however it
- * ended (htw_ctx_pass_on(), as pipe_read() does).
+ * The waiters, readers and pollers, are woken once per expiry of a wheel's
+ * hrtimer, and once per read that made events it left queued (EPOLLET
+ * needs a wake for each batch of new events), never once per timer: 1,024
+ * timers due together in a file that 20,000 epoll items watch cost 20,000
+ * wake calls, not 20 million.  (Blocked readers are all woken, as a
+ * timerfd's are: one at a time, each passing the turn on, is left for
+ * when it is proven under every reader's way of ending.)
  *
  * A poll with a wheel marked due and no event queued does a few batches
  * itself, if it takes ctx->lock without waiting, so that readable means an
@@ -382,8 +382,6 @@ struct htw_ctx_reading {
  * @woken: of each clock, when its wheel's hrtimer last marked it due, not
  *	having been so; under @wqh.lock
  * @wakeups: times the context woke its waiters; under @wqh.lock
- * @readq: readers blocked in read() wait here, one woken at a time; the
- *	pollers, on @wqh
  * @next_clock: the clock whose wheel htw_ctx_run() looks at first; under
  *	@lock
  * @read_out: the events a read is copying out, under @lock; here rather
@@ -410,7 +408,6 @@ struct htw_ctx {
 	struct htw_ctx_reading reading[HTW_CTX_TAKE];
 
 	unsigned long due;
-	wait_queue_head_t readq;
 	int next_clock;
 
 	/* The following fields are protected by wqh.lock. */
@@ -423,10 +420,7 @@ struct htw_ctx {
 
 static struct kmem_cache *htw_utimer_cache;
 
-/*
- * Wake the file's pollers, and one of its blocked readers, and count it
- * (fdinfo's wakeups).
- */
+/* Wake the file's readers and pollers, and count it (fdinfo's wakeups). */
 static void __htw_ctx_wake_up(struct htw_ctx *ctx)
 	__must_hold(&ctx->wqh.lock)
 {
@@ -434,7 +428,6 @@ static void __htw_ctx_wake_up(struct htw_ctx *ctx)
 
 	ctx->wakeups++;
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
-	wake_up(&ctx->readq);
 }
 
 /* Something to read: events queued, or a wheel due that may make some. */
@@ -444,32 +437,19 @@ static bool htw_ctx_has_work(struct htw_ctx *ctx)
 }
 
 /*
- * A reader is done: if it left something to read, the next blocked reader
- * gets its turn, as pipe_read() wakes the next one (whatever ended this
- * one: a full buffer, a signal, a fault).  The pollers were told already.
- */
-static void htw_ctx_pass_on(struct htw_ctx *ctx)
-{
-	if (htw_ctx_has_work(ctx))
-		wake_up(&ctx->readq);
-}
-
-/*
- * Mark the context for its readers to do @bit's work, a wheel's due timers
- * or the wall-clock timers to place again, and wake them if it was not
- * marked so: readers told once, and not run since, need not hear it again.
- * For a wheel's, @now is when its timers were found due (see @woken).
+ * Mark the context for its users to do @bit's work, a wheel's due timers
+ * or the wall-clock timers to place again, and wake its waiters.  For a
+ * wheel's, @now is when its timers were found due (see @woken), kept from
+ * the first mark of those that no run has taken yet.
  */
 static void htw_ctx_mark(struct htw_ctx *ctx, int bit, u64 now)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&ctx->wqh.lock, flags);
-	if (!test_and_set_bit(bit, &ctx->due)) {
-		if (bit < HTW_CTX_NR_CLOCKS)
-			ctx->woken[bit] = now;
-		__htw_ctx_wake_up(ctx);
-	}
+	if (!test_and_set_bit(bit, &ctx->due) && bit < HTW_CTX_NR_CLOCKS)
+		ctx->woken[bit] = now;
+	__htw_ctx_wake_up(ctx);
 	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 }
 
@@ -1186,7 +1166,6 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->timers, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	init_waitqueue_head(&ctx->wqh);
-	init_waitqueue_head(&ctx->readq);
 	INIT_LIST_HEAD(&ctx->events);
 	INIT_LIST_HEAD(&ctx->wall_node);
 	return ctx;
@@ -1834,7 +1813,6 @@ int htw_ctx_run_due(struct htw_ctx *ctx)
 			set_bit(clock, &ctx->due);
 	}
 	mutex_unlock(&ctx->lock);
-	htw_ctx_pass_on(ctx);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_run_due);
@@ -1932,6 +1910,18 @@ out:
 	return done ?: ret;
 }
 
+/* Wait for something to read, with the readers and the pollers. */
+static int htw_ctx_wait(struct htw_ctx *ctx)
+{
+	int ret;
+
+	spin_lock_irq(&ctx->wqh.lock);
+	ret = wait_event_interruptible_locked_irq(ctx->wqh,
+						  htw_ctx_has_work(ctx));
+	spin_unlock_irq(&ctx->wqh.lock);
+	return ret;
+}
+
 /*
  * A non-blocking read found nothing to read: but a user of the file may be
  * running a wheel, its mark taken off for the while.  Wait for it, as a
@@ -1991,14 +1981,11 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to,
 		else if (flags & (HTW_CTX_READ_NONBLOCK | HTW_CTX_READ_NOWAIT))
 			ret = htw_ctx_settle(ctx, nowait);
 		else
-			/* One reader a wake: each passes it on (htw_ctx_pass_on()). */
-			ret = wait_event_interruptible_exclusive(ctx->readq,
-								 htw_ctx_has_work(ctx));
+			ret = htw_ctx_wait(ctx);
 		if (ret)
 			break;
 		ret = htw_ctx_drain(ctx, to, nowait);
 	} while (!ret);
-	htw_ctx_pass_on(ctx);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_read);
@@ -2039,7 +2026,6 @@ __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 		if (!htw_ctx_run(ctx))
 			break;
 	mutex_unlock(&ctx->lock);
-	htw_ctx_pass_on(ctx);
 	return htw_ctx_has_work(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 

@@ -11,9 +11,9 @@
  *
  * The work of a file's expiries is done by its users, in their own
  * context: when timers are due, the kernel only marks the file due and
- * wakes its waiters, once (pollers once per expiry of the file's wheel and
- * once per read that made events it left behind, never once per timer;
- * blocked readers one at a time, each passing the turn on).  read(),
+ * wakes its waiters (readers and pollers, once per expiry of the file's
+ * wheel and once per read that made events it left behind, never once per
+ * timer).  read(),
  * poll() and HTW_IOC_INFO turn the due timers into events, a batch at a
  * time; a file nobody reads costs no more work once it was told.  A wake,
  * or poll's EPOLLIN, may find nothing to read, as a spurious wake-up does,
