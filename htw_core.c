@@ -72,6 +72,13 @@
  * leaves nothing due arms the hrtimer for the next event; one that leaves
  * work arms nothing, since its caller knows there is more (the call says
  * so), and a wake per batch would wake the owner's waiters once a batch.
+ * Once it has woken its owner, a deferred wheel arms its hrtimer no more
+ * until the owner has run it (or found it not due, htw_wheel_settle()):
+ * timers armed meanwhile, due already or not, cost no expiry and no wake,
+ * since the owner, told, finds them when it runs the wheel.  Else each arm
+ * of a due timer on a wheel nobody runs would bring an expiry, and a wake
+ * of every waiter of the owner's.
+ *
  * So a wheel's expiry work can be charged to whoever its timers serve, as
  * timerfd charges a periodic timer's re-arm to its reader and io_uring its
  * completions to the submitter (task_work): /dev/htw has each file's
@@ -260,6 +267,7 @@ struct htw_wheel {
 	bool expiring;			/* an expiry run is in progress */
 	bool draining;			/* a run left a bucket half emptied */
 	bool stopped;			/* htw_wheel_stop(): no run, no new timer */
+	bool told;			/* a deferred wheel woke its owner, no run since */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
 	u64 runs, fired, cascaded, budget_stops, wakes;	/* statistics */
 	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
@@ -758,13 +766,16 @@ static void __htw_program(struct htw_wheel *wheel, u64 t)
 static void __htw_update(struct htw_wheel *wheel)
 	__must_hold(&wheel->lock)
 {
-	if (wheel->expiring)
+	/* A deferred wheel's owner, told, runs it before anything is due. */
+	if (wheel->expiring || wheel->told)
 		return;
 	if (wheel->nr_due || wheel->draining)
 		__htw_program(wheel, wheel->clk);
 	else if (!wheel->nr_pending)
 		__htw_program(wheel, HTW_NEVER);
-	else if (wheel->next < wheel->armed)
+	else if (wheel->next < wheel->armed ||
+		 /* A deferred wheel's stale tick would only wake its owner. */
+		 (htw_deferred(wheel) && wheel->armed <= wheel->clk))
 		__htw_program(wheel, wheel->next);
 }
 
@@ -961,6 +972,7 @@ static enum hrtimer_restart htw_hrtimer_wake_fn(struct hrtimer *hrtimer)
 	spin_lock_irqsave(&wheel->lock, flags);
 	wheel->armed = HTW_NEVER;
 	stopped = wheel->stopped;
+	wheel->told = !stopped;
 	/* htw_wheel_wakes() reads it without the lock. */
 	WRITE_ONCE(wheel->wakes, wheel->wakes + !stopped);
 	spin_unlock_irqrestore(&wheel->lock, flags);
@@ -1331,8 +1343,10 @@ static unsigned int htw_run_batch(struct htw_wheel *wheel, u64 now,
 	__htw_run_done(wheel, moved, done);
 	wheel->expiring = false;
 	*left = wheel->draining || !list_empty(&wheel->due);
-	if (!*left)
+	if (!*left) {
+		wheel->told = false;
 		__htw_update(wheel);
+	}
 	spin_unlock_irqrestore(&wheel->lock, flags);
 	return done;
 }
@@ -1389,6 +1403,45 @@ unsigned int htw_wheel_run(struct htw_wheel *wheel, u64 until, bool *left)
 }
 EXPORT_SYMBOL_GPL(htw_wheel_run);
 
+/* What a run of the wheel would find to do at the present. */
+static bool __htw_due(struct htw_wheel *wheel)
+	__must_hold(&wheel->lock)
+{
+	lockdep_assert_held(&wheel->lock);
+
+	return wheel->nr_due || wheel->draining ||
+	       (wheel->nr_pending &&
+		wheel->next <= htw_ns_to_tick(wheel, htw_clock_now(wheel)));
+}
+
+/**
+ * htw_wheel_settle() - whether a deferred wheel has work due; if not, arm it
+ * @wheel: a wheel created with %HTW_WHEEL_DEFERRED
+ *
+ * As htw_wheel_due(), for an owner that was woken and found the wheel's
+ * due timers gone (cancelled before any run): the wheel, which arms its
+ * hrtimer no more once it has woken its owner, until the owner runs it,
+ * is armed again for its next event, whose expiry wakes the owner again.
+ *
+ * Context: Any context but under a lock the callbacks take.
+ * Return: true if htw_wheel_run() has work.
+ */
+bool htw_wheel_settle(struct htw_wheel *wheel)
+{
+	unsigned long flags;
+	bool due;
+
+	spin_lock_irqsave(&wheel->lock, flags);
+	due = __htw_due(wheel);
+	if (!due && wheel->told) {
+		wheel->told = false;
+		__htw_update(wheel);
+	}
+	spin_unlock_irqrestore(&wheel->lock, flags);
+	return due;
+}
+EXPORT_SYMBOL_GPL(htw_wheel_settle);
+
 /**
  * htw_wheel_due() - whether a wheel has work due at the present
  * @wheel: a wheel created with %HTW_WHEEL_DEFERRED
@@ -1406,9 +1459,7 @@ bool htw_wheel_due(struct htw_wheel *wheel)
 	bool due;
 
 	spin_lock_irqsave(&wheel->lock, flags);
-	due = wheel->nr_due || wheel->draining ||
-	      (wheel->nr_pending &&
-	       wheel->next <= htw_ns_to_tick(wheel, htw_clock_now(wheel)));
+	due = __htw_due(wheel);
 	spin_unlock_irqrestore(&wheel->lock, flags);
 	return due;
 }

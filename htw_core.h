@@ -245,6 +245,7 @@ unsigned int htw_advance(struct htw_wheel *wheel, u64 now);
 unsigned int htw_wheel_run(struct htw_wheel *wheel, u64 until, bool *left);
 u64 htw_wheel_wakes(struct htw_wheel *wheel);
 bool htw_wheel_due(struct htw_wheel *wheel);
+bool htw_wheel_settle(struct htw_wheel *wheel);
 void *htw_wheel_data(const struct htw_wheel *wheel);
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats);
 extern const struct seq_operations htw_wheels_sops;

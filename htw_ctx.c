@@ -94,61 +94,6 @@
  * attention, as it should.  HTW_IOC_INFO runs what is due up to the
  * moment it was called, so that timers coming due faster than it runs
  * cannot keep it going.
-
- * Periodic timers are parked while unread
- * ---------------------------------------
- * The wheel only ever holds one-shot timers here.  When a periodic timer
- * expires, its callback queues the event and the timer stays off the wheel;
- * read() puts it back, at the first expiry E + k * P after the present, and
- * reports in the event's count the expiries that passed meanwhile, computed
- * from the clock as hrtimer_forward() would.  This is timerfd's rule
- * ("to avoid DoS attacks specifying a very short timer period"): a program
- * that stops reading costs no CPU at all, however many periodic timers it
- * holds and however short their periods, and the expiry work a file makes
- * is paced by its own reads.  The price is that a periodic timer's later
- * expiries are counted by the read, not delivered by the wheel: the event
- * says so with @fired, the time of that read.  Arming a periodic timer
- * takes every level of its wheel, so that the read that re-arms it needs
- * no memory and cannot fail (htw_ctx_prepare()).
- *
- * Expiry work in the owner's context
- * ----------------------------------
- * A file's expiry work is done by the processes that use the file, in
- * process context, and nothing of it in interrupt context.  Its wheels are
- * deferred (HTW_WHEEL_DEFERRED): when timers of one are due, its hrtimer
- * only marks the wheel due (@due) and wakes the file's waiters, once
- * (htw_ctx_wake(); O(1) per file per expiry, no lock taken across work a
- * user controls).  poll() reports EPOLLIN from then on, before anything has
- * moved.  The work (buckets moved down, due timers turned into events) is
- * done by read(), under ctx->lock, preemptible, one batch of one wheel at a
- * time with cond_resched() between batches (htw_ctx_run()), and so charged
- * to the reader's CPU time and cgroup; a fatal signal ends it between two
- * batches, with the rest left due and nothing lost.  A file nobody reads
- * costs one hrtimer expiry, then nothing: timerfd's rule for periodic
- * timers (below), here for every timer, and io_uring's rule that
- * completion work runs in the submitter's context (task_work).
- *
- * The callbacks (htw_utimer_fn(), run by htw_wheel_run() under the wheel's
- * lock, HTW_WHEEL_LOCKED_CALLBACKS, which spares a lock round trip per
- * timer) only queue the event, and wake no one: their caller is the
- * reader.  A file's waiters are woken once per hrtimer expiry, and once
- * per read that leaves events queued or a wheel due (for the other
- * readers, and for EPOLLET, which needs a wake for each batch of new
- * events), never once per timer: 1,024 timers due together in a file that
- * 20,000 epoll items watch cost 20,000 wake calls, not 20 million, and
- * blocked readers are no thundering herd per timer.
- *
- * An event's @fired is when the kernel found the timer due: the time of the
- * hrtimer expiry that marked its wheel due, if the timer was due by then,
- * else the time the read found it.  So lateness as reported includes the
- * time the timer waited for a reader's attention, as it should.
- *
- * The price: the wheel's next event may be the start of a bucket of a
- * higher level, whose timers only move down, and the wake cannot tell
- * without doing that work.  The file is then readable with nothing to
- * read, as after a spurious wake-up: a read finds nothing (a non-blocking
- * one says EAGAIN).  A timer costs at most one such per level it comes
- * down, a handful in its life, and none within the 64 ticks of level 0.
  *
  * Wall-clock timers
  * -----------------
@@ -453,6 +398,14 @@ static void htw_ctx_mark(struct htw_ctx *ctx, int bit, u64 now)
 	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 }
 
+/* Wake the file's waiters: there is more to read than they were told of. */
+static void htw_ctx_wake_waiters(struct htw_ctx *ctx)
+{
+	spin_lock_irq(&ctx->wqh.lock);
+	__htw_ctx_wake_up(ctx);
+	spin_unlock_irq(&ctx->wqh.lock);
+}
+
 /*
  * Take the mark off the wheel of @clock, unless it is due.  The mark goes
  * only while the wheel is not due, so that no reader looking meanwhile
@@ -467,7 +420,8 @@ static void htw_ctx_unmark(struct htw_ctx *ctx, int clock)
 
 	lockdep_assert_held(&ctx->lock);
 
-	if (htw_wheel_due(wheel))
+	/* Not due: armed again for its next event, which marks it again. */
+	if (htw_wheel_settle(wheel))
 		return;
 	clear_bit(clock, &ctx->due);
 	/* The clear before the look; pairs with htw_ctx_mark()'s. */
@@ -1788,16 +1742,20 @@ int htw_ctx_run_due(struct htw_ctx *ctx)
 	struct htw_wheel *wheel;
 	int clock, ret = 0;
 	bool left;
+	bool ran = false;
 	u64 until;
 
 	if (mutex_lock_killable(&ctx->lock))
 		return -EINTR;
-	if (test_and_clear_bit(HTW_CTX_WALL, &ctx->due))
+	if (test_and_clear_bit(HTW_CTX_WALL, &ctx->due)) {
 		__htw_ctx_clock_was_set(ctx);
+		ran = true;
+	}
 	for (clock = 0; clock < HTW_CTX_NR_CLOCKS && !ret; clock++) {
 		if (!test_and_clear_bit(clock, &ctx->due))
 			continue;
 		wheel = ctx->wheel[clock];
+		ran = true;
 		/* Up to now: timers that keep coming due do not keep it going. */
 		until = htw_wheel_now(wheel);
 		do {
@@ -1812,18 +1770,13 @@ int htw_ctx_run_due(struct htw_ctx *ctx)
 		if (left || htw_wheel_due(wheel))
 			set_bit(clock, &ctx->due);
 	}
+	/* Its pollers may have looked while the marks were off. */
+	if (ran && htw_ctx_has_work(ctx))
+		htw_ctx_wake_waiters(ctx);
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_run_due);
-
-/* Wake the file's waiters: there is more to read than they were told of. */
-static void htw_ctx_wake_waiters(struct htw_ctx *ctx)
-{
-	spin_lock_irq(&ctx->wqh.lock);
-	__htw_ctx_wake_up(ctx);
-	spin_unlock_irq(&ctx->wqh.lock);
-}
 
 /*
  * Turn due timers into events, as many as @to has room for, then copy out
@@ -1902,10 +1855,10 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
 		/* A read may copy out a million events. */
 		cond_resched();
 	}
-	/* What this read made and left, the pollers hear of, once. */
+out:
+	/* What this read made and left, the others hear of, once. */
 	if (made && htw_ctx_has_work(ctx))
 		htw_ctx_wake_waiters(ctx);
-out:
 	htw_ctx_batch_end(&batch);
 	return done ?: ret;
 }
@@ -2025,6 +1978,9 @@ __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 	for (i = 0; i < HTW_CTX_POLL_BATCHES && !READ_ONCE(ctx->nr_queued); i++)
 		if (!htw_ctx_run(ctx))
 			break;
+	/* Other waiters may have looked while the marks were off. */
+	if (i && htw_ctx_has_work(ctx))
+		htw_ctx_wake_waiters(ctx);
 	mutex_unlock(&ctx->lock);
 	return htw_ctx_has_work(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
 }
