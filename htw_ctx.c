@@ -642,10 +642,10 @@ static u64 htw_ctx_now(struct htw_ctx *ctx, enum htw_ctx_clock clock)
 
 /*
  * A wheel's hrtimer found its timers due (softirq context): mark the wheel
- * due and wake the file's waiters, once.  Its readers do the rest.  (A
- * timer armed already due on a wheel whose due timers no read has run yet
- * brings its hrtimer, and this, again: the mark is there, and the waiters
- * are not woken twice.)
+ * due and wake the file's waiters.  Its readers do the rest.  A woken
+ * wheel arms its hrtimer no more until a run (htw_wheel_run()) or a look
+ * that finds it not due (htw_wheel_settle()): one wake per expiry, and no
+ * expiry per arm of a due timer meanwhile.
  */
 static void htw_ctx_wake(struct htw_wheel *wheel, u64 now)
 {
