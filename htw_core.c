@@ -125,7 +125,19 @@
  * and the next run, a new softirq, continues where this one stopped.
  *
  * The bound is in time because what a run must not do is keep the CPU from
- * everything else for long, and that is a time.  A bound in callbacks
+ * everything else for long, and that is a time.  And it is the CPU's, not
+ * the wheel's: every wheel whose hrtimer expires in one pass of a CPU's
+ * hrtimer softirq shares one HTW_RUN_NS, so that F wheels due at one
+ * instant keep the CPU HTW_RUN_NS, not F times that.  The pass is told by
+ * the CPU's count of HRTIMER_SOFTIRQ runs, which changes from one pass to
+ * the next; a wheel whose hrtimer finds the pass's time spent runs
+ * nothing, and re-arms its hrtimer for a later pass (a "yield").  The
+ * wheels take turns: the run that spent the pass's time re-arms for 2 ns
+ * after its end, and the wheels that yield in that pass for 1 ns before
+ * that, in the order they yielded (the hrtimer queue keeps equal expiries
+ * in the order they were queued), so the next pass starts with the first
+ * of them and the wheel that just ran comes after all.  Each pass runs at
+ * least one batch, so every wheel gets its turn.  A bound in callbacks
  * alone cost throughput: every run pays for a softirq and for programming
  * the hrtimer (under emulation, most of its cost), and with 128 callbacks a
  * run, a million timers due over a second made some 7,800 runs more than
@@ -178,17 +190,23 @@
  * the wait); a callback asking to wait for itself would wait forever and
  * is refused.
  *
- * htw_wheels_lock (a mutex) protects the list of all wheels, htw_wheels,
- * and each wheel's @node in it: creating and destroying a wheel take it,
- * and so does printing every wheel's statistics, which takes each wheel's
- * lock inside it.  Lock order: htw_wheels_lock, then wheel->lock; a
- * caller's own locks (a /dev/htw file's mutex) come before both.
+ * Every wheel has an id in htw_wheels, an xarray, for its statistics in
+ * debugfs: creating and destroying a wheel take the xarray's lock for the
+ * insert or the erase alone, so no lock common to all wheels is held for
+ * work that a wheel's owner controls.  The statistics are read under RCU,
+ * a wheel at a time, each found from the last id in O(log n), with the
+ * wheel's lock taken inside; a wheel is freed a grace period after its
+ * erase (kfree_rcu()), and a reader that found it before reads only the
+ * fields of the wheel itself, not its buckets, which go at once.  A
+ * caller's own locks (a /dev/htw file's mutex) come before wheel->lock.
  */
 
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/export.h>
 #include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/kernel_stat.h>
 #include <linux/ktime.h>
 #include <linux/limits.h>
 #include <linux/log2.h>
@@ -200,6 +218,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/xarray.h>
 
 #include "htw_compat.h"
 #include "htw_core.h"
@@ -269,20 +288,35 @@ struct htw_wheel {
 	bool stopped;			/* htw_wheel_stop(): no run, no new timer */
 	bool told;			/* a deferred wheel woke its owner, no run since */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
-	u64 runs, fired, cascaded, budget_stops, wakes;	/* statistics */
+	u64 runs, fired, cascaded, budget_stops, wakes, yields;	/* statistics */
 	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
 
-	struct list_head node;		/* in htw_wheels, under htw_wheels_lock */
+	u32 id;				/* in htw_wheels */
+	struct rcu_head rcu;		/* frees it, a grace period after its erase */
 	/* The buckets are @lock's; each level's pointer is set once. */
 	struct htw_level levels[];
 };
 
+/*
+ * The time the expiry runs of one pass of a CPU's hrtimer softirq have
+ * taken, which every wheel in that pass shares (see "Running callbacks"
+ * above): @pass is the CPU's HRTIMER_SOFTIRQ count in it; the wheels that
+ * yield re-arm for just before @resume, on their clock.  Only softirq
+ * context on the CPU touches it, one pass at a time.
+ */
+struct htw_cpu_pass {
+	unsigned int pass;
+	u64 spent;
+	u64 resume[2];	/* by clock: when the run that spent it re-armed, or 0 */
+};
+
+static DEFINE_PER_CPU(struct htw_cpu_pass, htw_cpu_pass);
+
 /* The lockdep class of the lock of wheels whose callbacks run under it. */
 static struct lock_class_key htw_locked_wheel_key;
 
-/* Every wheel, for htw_wheels_sops; see "Locking" above. */
-static LIST_HEAD(htw_wheels);
-static DEFINE_MUTEX(htw_wheels_lock);
+/* Every wheel by its id, for htw_wheels_sops; see "Locking" above. */
+static DEFINE_XARRAY_ALLOC(htw_wheels);
 
 static inline bool htw_manual(const struct htw_wheel *wheel)
 {
@@ -733,7 +767,9 @@ static void __htw_skip_idle(struct htw_wheel *wheel, u64 now)
  * Arm the hrtimer for tick @t.  A tick at or before clk means timers are
  * due: the hrtimer is then set just past the present, which is after the
  * start of the hrtimer run in progress (even on a coarse clock), so that
- * the next expiry run is a new one and other work runs in between.
+ * the next expiry run is a new one and other work runs in between.  2 ns
+ * past, so that the wheels that yield meanwhile fit in between (see
+ * __htw_yield()).
  */
 static void __htw_program(struct htw_wheel *wheel, u64 t)
 	__must_hold(&wheel->lock)
@@ -750,7 +786,7 @@ static void __htw_program(struct htw_wheel *wheel, u64 t)
 		return;
 	}
 	if (t <= wheel->clk)
-		ns = htw_clock_now(wheel) + 1;
+		ns = htw_clock_now(wheel) + 2;
 	else
 		ns = min_t(u64, htw_tick_to_ns(wheel, t), KTIME_MAX);
 	hrtimer_start(&wheel->hrtimer, ns_to_ktime(ns), HRTIMER_MODE_ABS_SOFT);
@@ -981,34 +1017,84 @@ static enum hrtimer_restart htw_hrtimer_wake_fn(struct hrtimer *hrtimer)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * The time the runs of this CPU's hrtimer softirq pass have taken so far;
+ * a new pass starts from none.
+ */
+static struct htw_cpu_pass *htw_cpu_pass_get(void)
+{
+	struct htw_cpu_pass *cp = this_cpu_ptr(&htw_cpu_pass);
+	unsigned int pass = kstat_softirqs_cpu(HRTIMER_SOFTIRQ,
+					       smp_processor_id());
+
+	if (cp->pass != pass) {
+		cp->pass = pass;
+		cp->spent = 0;
+		cp->resume[0] = 0;
+		cp->resume[1] = 0;
+	}
+	return cp;
+}
+
+/*
+ * A wheel's hrtimer found its CPU's pass spent: re-arm it for a later
+ * pass, in its turn (see "Running callbacks" above).  The expiry is after
+ * the present, so never in this pass.
+ */
+static void __htw_yield(struct htw_wheel *wheel, struct htw_cpu_pass *cp)
+	__must_hold(&wheel->lock)
+{
+	u64 resume = cp->resume[wheel->clockid == CLOCK_BOOTTIME];
+	u64 ns = resume ? resume - 1 : htw_clock_now(wheel) + 1;
+
+	wheel->yields++;
+	if (wheel->stopped)
+		return;
+	hrtimer_start(&wheel->hrtimer, ns_to_ktime(ns), HRTIMER_MODE_ABS_SOFT);
+	wheel->armed = wheel->clk;
+}
+
 static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 {
 	struct htw_wheel *wheel = container_of(hrtimer, struct htw_wheel, hrtimer);
-	u64 start = htw_clock_now(wheel), now = start;
+	struct htw_cpu_pass *cp = htw_cpu_pass_get();
+	u64 start = htw_clock_now(wheel), now = start, spent;
 	unsigned int moved = 0, ran = 0;
 	unsigned long flags;
 
 	spin_lock_irqsave(&wheel->lock, flags);
 	wheel->armed = HTW_NEVER;
+	if (cp->spent >= HTW_RUN_NS) {
+		__htw_yield(wheel, cp);
+		spin_unlock_irqrestore(&wheel->lock, flags);
+		return HRTIMER_NORESTART;
+	}
 	wheel->expiring = true;
 	wheel->runs++;
 	/*
-	 * Batches, each bounded by the budget, for at most HTW_RUN_NS by the
-	 * clock each batch reads anyway.
+	 * Batches, each bounded by the budget, until the pass has run for
+	 * HTW_RUN_NS by the clock each batch reads anyway.
 	 */
 	for (;;) {
 		__htw_expire_to(wheel, htw_ns_to_tick(wheel, now), &flags, &moved);
 		ran += __htw_run_due(wheel, &flags);
-		if ((!wheel->draining && list_empty(&wheel->due)) ||
-		    wheel->stopped)
-			break;
 		now = htw_clock_now(wheel);
-		if (now - start >= HTW_RUN_NS)
+		/* A clock set back counts as no time; forward, as all of it. */
+		spent = now >= start ? now - start : 0;
+		if ((!wheel->draining && list_empty(&wheel->due)) ||
+		    wheel->stopped || cp->spent + spent >= HTW_RUN_NS)
 			break;
 	}
+	cp->spent += min_t(u64, spent, HTW_RUN_NS);
 	__htw_run_done(wheel, moved, ran);
 	wheel->expiring = false;
 	__htw_update(wheel);
+	/* The first run to spend the pass, and leave work, sets the turn. */
+	if (cp->spent >= HTW_RUN_NS && wheel->armed <= wheel->clk &&
+	    hrtimer_is_queued(hrtimer) &&
+	    !cp->resume[wheel->clockid == CLOCK_BOOTTIME])
+		cp->resume[wheel->clockid == CLOCK_BOOTTIME] =
+			ktime_to_ns(hrtimer_get_expires(hrtimer));
 	spin_unlock_irqrestore(&wheel->lock, flags);
 
 	return HRTIMER_NORESTART;
@@ -1028,12 +1114,18 @@ static struct list_head *htw_buckets_alloc(const struct htw_wheel *wheel)
 	return buckets;
 }
 
-static void htw_wheel_free(struct htw_wheel *wheel)
+static void htw_wheel_free_levels(struct htw_wheel *wheel)
 {
 	unsigned int level;
 
 	for (level = 0; level < wheel->nr_reserved; level++)
 		kfree(wheel->levels[level].buckets);
+}
+
+/* A wheel no reader can have found: not yet in htw_wheels. */
+static void htw_wheel_free(struct htw_wheel *wheel)
+{
+	htw_wheel_free_levels(wheel);
 	kfree(wheel);
 }
 
@@ -1126,9 +1218,11 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 	}
 	__htw_set_clk(wheel, 0);
 
-	mutex_lock(&htw_wheels_lock);
-	list_add_tail(&wheel->node, &htw_wheels);
-	mutex_unlock(&htw_wheels_lock);
+	if (xa_alloc(&htw_wheels, &wheel->id, wheel, xa_limit_32b,
+		     htw_gfp(params->flags))) {
+		htw_wheel_free(wheel);
+		return ERR_PTR(-ENOMEM);
+	}
 	return wheel;
 }
 EXPORT_SYMBOL_GPL(htw_wheel_create);
@@ -1281,10 +1375,10 @@ void htw_wheel_destroy(struct htw_wheel *wheel)
 		 pending))
 		return;
 
-	mutex_lock(&htw_wheels_lock);
-	list_del(&wheel->node);
-	mutex_unlock(&htw_wheels_lock);
-	htw_wheel_free(wheel);
+	xa_erase(&htw_wheels, wheel->id);
+	htw_wheel_free_levels(wheel);
+	/* A reader of the statistics may still look at it; see "Locking". */
+	kfree_rcu(wheel, rcu);
 }
 EXPORT_SYMBOL_GPL(htw_wheel_destroy);
 
@@ -1521,6 +1615,7 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
 	stats->fired = wheel->fired;
 	stats->cascaded = wheel->cascaded;
 	stats->budget_stops = wheel->budget_stops;
+	stats->yields = wheel->yields;
 	stats->wakes = wheel->wakes;
 	memcpy(stats->late, wheel->late, sizeof(stats->late));
 	spin_unlock_irqrestore(&wheel->lock, flags);
@@ -1528,48 +1623,62 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
 EXPORT_SYMBOL_GPL(htw_wheel_get_stats);
 
 /*
- * Every wheel's statistics, through a seq_file: the list is walked a wheel
- * at a time, and its mutex held only while a buffer's worth is printed.
- * m->private holds a struct htw_wheel_stats from start to stop.
+ * Every wheel's statistics, through a seq_file whose position is a wheel's
+ * id: each wheel is found from the last one's id, in O(log n), under RCU
+ * from start to stop (see "Locking" above).  m->private holds a struct
+ * htw_wheel_stats from start to stop.
  */
+static void *htw_wheels_find(loff_t *pos)
+{
+	unsigned long id = *pos;
+	void *wheel = NULL;
+
+	if (*pos <= U32_MAX)
+		wheel = xa_find(&htw_wheels, &id, U32_MAX, XA_PRESENT);
+	*pos = wheel ? id : (loff_t)U32_MAX + 1;
+	return wheel;
+}
+
 static void *htw_wheels_start(struct seq_file *m, loff_t *pos)
+	__acquires(RCU)
 {
 	struct htw_wheel_stats *st = kmalloc(sizeof(*st), GFP_KERNEL);
 
+	/* Stop follows, even after an error. */
+	rcu_read_lock();
 	m->private = st;
 	if (!st)
 		return ERR_PTR(-ENOMEM);
-	mutex_lock(&htw_wheels_lock);
-	return seq_list_start(&htw_wheels, *pos);
+	return htw_wheels_find(pos);
 }
 
 static void *htw_wheels_next(struct seq_file *m, void *v, loff_t *pos)
 {
-	return seq_list_next(v, &htw_wheels, pos);
+	++*pos;
+	return htw_wheels_find(pos);
 }
 
 static void htw_wheels_stop(struct seq_file *m, void *v)
+	__releases(RCU)
 {
-	if (!m->private)
-		return;
-	mutex_unlock(&htw_wheels_lock);
+	rcu_read_unlock();
 	kfree(m->private);
 	m->private = NULL;
 }
 
 static int htw_wheels_seq_show(struct seq_file *m, void *v)
 {
-	struct htw_wheel *wheel = list_entry(v, struct htw_wheel, node);
+	struct htw_wheel *wheel = v;
 	struct htw_wheel_stats *st = m->private;
 	unsigned int i;
 
 	htw_wheel_get_stats(wheel, st);
-	seq_printf(m, "wheel %p clock %d tick_ns %llu size %u levels %u/%u\n",
-		   wheel, wheel->clockid, st->tick_ns, st->wheel_size,
+	seq_printf(m, "wheel %u clock %d tick_ns %llu size %u levels %u/%u\n",
+		   wheel->id, wheel->clockid, st->tick_ns, st->wheel_size,
 		   st->nr_levels, st->nr_reserved);
-	seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu wakes %llu\n",
+	seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu wakes %llu yields %llu\n",
 		   st->pending, st->due, st->runs, st->fired, st->cascaded,
-		   st->budget_stops, st->wakes);
+		   st->budget_stops, st->wakes, st->yields);
 	seq_puts(m, "  per_level");
 	for (i = 0; i < st->nr_levels; i++)
 		seq_printf(m, " %llu", st->level[i]);
@@ -1583,7 +1692,7 @@ static int htw_wheels_seq_show(struct seq_file *m, void *v)
 /*
  * htw_wheels_sops - every wheel's statistics, for debugfs
  *
- * One paragraph a wheel, named by its address as %p prints it: its clock,
+ * One paragraph a wheel, in the order of their ids: its id, its clock,
  * tick and size, its levels (in use/allocated), its timers (armed, due, per
  * level), its expiry runs, callbacks, cascades, budget stops and wakes of
  * its owner, and its callbacks by lateness.  For seq_open().

@@ -143,8 +143,9 @@ enum htw_mode {
 #define HTW_DEFAULT_BUDGET	128
 
 /*
- * How long an expiry run goes on, batch after batch, before it leaves the
- * rest to a new run: the most it keeps its CPU from other work, give or
+ * How long the expiry runs of one pass of a CPU's hrtimer softirq go on,
+ * batch after batch, before they leave the rest to the next pass: the most
+ * they keep the CPU from other work, however many wheels are due, give or
  * take one batch.
  */
 #define HTW_RUN_NS		(250 * NSEC_PER_USEC)
@@ -216,6 +217,9 @@ struct htw_wheel_params {
  * @budget_stops: expiry runs that left work for the next one: on a manual
  *	or deferred wheel, their batch's budget spent; else, %HTW_RUN_NS
  * @wakes: of a deferred wheel, the times its hrtimer woke the owner
+ * @yields: of a wheel run by its hrtimer, the expiries that ran nothing
+ *	because other wheels had spent the CPU's %HTW_RUN_NS in that pass of
+ *	its hrtimer softirq
  * @late: callbacks by lateness, in whole ticks past their expiry's tick:
  *	bucket 0 for none, then one per power of two
  */
@@ -232,6 +236,7 @@ struct htw_wheel_stats {
 	u64 cascaded;
 	u64 budget_stops;
 	u64 wakes;
+	u64 yields;
 	u64 late[HTW_LATE_BUCKETS];
 };
 

@@ -117,6 +117,37 @@ def scan_log(text, label):
     return found
 
 
+def crash_summary(text):
+    """The first report in a kernel log, in a few lines: the step it came
+    in, its first line, where it was (RIP) and the functions of its trace,
+    innermost first, so that a crash is diagnosable from the summary."""
+    msgs = [m for _, m in log_messages(text)]
+    first = next((i for i, m in enumerate(msgs)
+                  if any(p.match(m) for p in BAD_LOG)), None)
+    if first is None:
+        return []
+    step = next((m[len(MARK):] for m in reversed(msgs[:first])
+                 if m.startswith(MARK)), "boot")
+    out = ["in step %s: %s" % (step.strip(), msgs[first].strip())]
+    trace, inside = [], False
+    for m in msgs[first + 1:first + 80]:
+        m = m.strip()
+        if m.startswith("RIP:") and len(out) < 2:
+            out.append(m)
+        elif m.startswith("Call Trace:"):
+            inside = True
+        elif inside and (m.startswith("</") or m.startswith("---[ end")):
+            if trace:
+                break
+        elif inside:
+            fn = re.match(r"(\? )?([\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+)( \[\w+\])?", m)
+            if fn and not fn.group(1):
+                trace.append(fn.group(2) + (fn.group(3) or ""))
+    if trace:
+        out.append("trace: " + " < ".join(trace[:12]))
+    return out
+
+
 def log_segment(text, step):
     """The kernel messages between the marker of @step and the next one."""
     out, inside = [], False
@@ -267,6 +298,15 @@ def cmd_tier(d, kunit_py):
     if boot in (124, 137):
         unit.add("rig", "guest finished", False,
                  "did not finish within the time bound")
+    # A guest that died has no dmesg.txt; its console has the kernel log.
+    log_file = os.path.join(out, "dmesg.txt")
+    if not os.path.exists(log_file):
+        log_file = os.path.join(d, "console.log")
+    log = read(log_file)
+
+    if boot in (124, 137):
+        unit.add("rig", "guest finished", False,
+                 "did not finish within the time bound")
     elif boot or not done:
         unit.add("rig", "guest finished", False,
                  "exit status %d, %s" % (boot, "results complete" if done
@@ -274,14 +314,17 @@ def cmd_tier(d, kunit_py):
     else:
         unit.add("rig", "guest finished", True)
 
+    # The kernel log next: what else failed may follow from what it says.
+    found = scan_log(log, os.path.relpath(log_file))
+    with open(os.path.join(d, "log-findings.txt"), "w") as f:
+        f.write("".join(x + "\n" for x in found))
+    unit.add("rig", "kernel log clean", not found,
+             "\n".join(crash_summary(log) + found[:8]) +
+             ("\n..." if len(found) > 8 else ""))
+
     guest = read_steps(os.path.join(out, "steps"))
     gdict = dict(guest)
     modules = [m for m in read(os.path.join(d, "modules")).split() if m]
-    # A guest that died has no dmesg.txt; its console has the kernel log.
-    log_file = os.path.join(out, "dmesg.txt")
-    if not os.path.exists(log_file):
-        log_file = os.path.join(d, "console.log")
-    log = read(log_file)
 
     for ko in modules:
         mod = os.path.basename(ko)[:-3].replace("-", "_")
@@ -319,11 +362,6 @@ def cmd_tier(d, kunit_py):
         unit.add("rig", "kmemleak clean", False,
                  "the kernel has kmemleak, but the guest did not scan with it")
 
-    found = scan_log(log, os.path.relpath(log_file))
-    with open(os.path.join(d, "log-findings.txt"), "w") as f:
-        f.write("".join(x + "\n" for x in found))
-    unit.add("rig", "kernel log clean", not found,
-             "\n".join(found[:8]) + ("\n..." if len(found) > 8 else ""))
     return unit
 
 

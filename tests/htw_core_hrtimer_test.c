@@ -350,6 +350,82 @@ static void htw_core_hrtimer_run_is_bounded_in_time(struct kunit *test)
 	KUNIT_EXPECT_GE(test, stats.runs, div64_u64(HTW_HR_BURST, per_run));
 }
 
+/*
+ * Wheels due at one instant share their CPU's HTW_RUN_NS: their hrtimers,
+ * on tick grids aligned alike, expire in one pass of the hrtimer softirq,
+ * where the first wheel's slow callbacks spend the pass's time and each
+ * other wheel yields to a later pass at least once.  By construction: the
+ * timers are all armed, with bottom halves off, a tick or more before
+ * their common expiry (with a longer lead if the host held the case past
+ * it), and one wheel's work, HTW_HR_SHARED slow callbacks, lasts longer
+ * than HTW_RUN_NS by the clock the runs read.  Each wheel's bound alone
+ * would let every one of them run in that first pass and yield never.
+ * And they take turns: the wheel that ran first, whose work takes more
+ * than one pass, has its last callback after another wheel's first, since
+ * the wheels that yielded to it come before it in the next pass.
+ */
+#define HTW_HR_SHARED		32
+
+static void htw_core_hrtimer_wheels_share_the_cpu_bound(struct kunit *test)
+{
+	struct htw_test_timer *t[HTW_TEST_MAX_WHEELS];
+	struct htw_wheel *wheel[HTW_TEST_MAX_WHEELS];
+	u64 lead = 20 * HTW_HR_TICK, expires, yields = 0, others = U64_MAX;
+	struct htw_wheel_stats stats;
+	struct completion *done;
+	unsigned int w, i, first = 0;
+	bool late;
+	int ret;
+
+	BUILD_BUG_ON(HTW_HR_SHARED * HTW_HR_SLOW_US * NSEC_PER_USEC <=
+		     HTW_RUN_NS);
+	done = htw_hr_done(test);
+	for (w = 0; w < ARRAY_SIZE(wheel); w++) {
+		wheel[w] = htw_hr_wheel_tick(test, HTW_HR_TICK, HTW_HR_BUDGET);
+		t[w] = htw_test_timers(test, wheel[w], HTW_HR_SHARED);
+		for (i = 0; i < HTW_HR_SHARED; i++)
+			t[w][i].action = htw_hr_slow;
+		t[w][HTW_HR_SHARED - 1].action = htw_hr_slow_complete;
+		t[w][HTW_HR_SHARED - 1].arg = 1;
+	}
+	do {
+		ret = 0;
+		/* No assertion with bottom halves off: it would leave them so. */
+		local_bh_disable();
+		expires = htw_wheel_now(wheel[0]) + lead;
+		for (w = 0; w < ARRAY_SIZE(wheel); w++)
+			for (i = 0; i < HTW_HR_SHARED && !ret; i++)
+				ret = htw_add(&t[w][i].timer, expires, 0,
+					      HTW_MODE_ABS);
+		late = htw_wheel_now(wheel[0]) + HTW_HR_TICK >= expires;
+		if (late || ret)
+			for (w = 0; w < ARRAY_SIZE(wheel); w++)
+				for (i = 0; i < HTW_HR_SHARED; i++)
+					htw_del(&t[w][i].timer);
+		local_bh_enable();
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		lead *= 10;
+	} while (late);
+	for (w = 0; w < ARRAY_SIZE(wheel); w++)
+		KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done,
+								  HTW_HR_WAIT),
+				0);
+	for (w = 0; w < ARRAY_SIZE(wheel); w++) {
+		htw_wheel_get_stats(wheel[w], &stats);
+		KUNIT_EXPECT_EQ(test, stats.fired, HTW_HR_SHARED);
+		kunit_info(test, "wheel %u: %llu runs, %llu yields", w,
+			   stats.runs, stats.yields);
+		yields += stats.yields;
+		if (t[w][0].seq < t[first][0].seq)
+			first = w;
+	}
+	KUNIT_EXPECT_GE(test, yields, ARRAY_SIZE(wheel) - 1);
+	for (w = 0; w < ARRAY_SIZE(wheel); w++)
+		if (w != first)
+			others = min(others, t[w][0].seq);
+	KUNIT_EXPECT_LT(test, others, t[first][HTW_HR_SHARED - 1].seq);
+}
+
 static atomic_t htw_hr_started, htw_hr_finished;
 static DECLARE_COMPLETION(htw_hr_first_started);
 
@@ -431,6 +507,8 @@ static struct kunit_case htw_core_hrtimer_test_cases[] = {
 	KUNIT_CASE_PARAM(htw_core_hrtimer_run_goes_on_past_its_budget,
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_run_is_bounded_in_time,
+			 htw_hr_cases_gen_params),
+	KUNIT_CASE_PARAM(htw_core_hrtimer_wheels_share_the_cpu_bound,
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_stop_ends_callbacks,
 			 htw_hr_cases_gen_params),
