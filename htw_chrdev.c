@@ -33,6 +33,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/time_namespace.h>
@@ -65,9 +66,49 @@ module_param(min_period_ns, ullong, 0444);
 MODULE_PARM_DESC(min_period_ns, "Shortest period of a periodic timer in ns (default 0: tick_ns)");
 
 /* Root may change it at any time, as epoll's max_user_watches. */
-static unsigned int max_user_timers;
-module_param(max_user_timers, uint, 0644);
-MODULE_PARM_DESC(max_user_timers, "Most timers one user may hold across all files, a file's wheel counting as the timers its memory would hold (0 at load: 4% of memory)");
+static unsigned long max_user_bytes;
+module_param(max_user_bytes, ulong, 0644);
+MODULE_PARM_DESC(max_user_bytes, "Most memory one user's timers and wheels may pin across all files, in bytes (0 at load: 4% of memory)");
+
+/*
+ * The limit as it was first given, in timers: a timer's bytes each.  For
+ * the scripts that set it so; it reads back rounded down.
+ */
+static int htw_max_user_timers_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	unsigned long bytes;
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (check_mul_overflow((unsigned long)n, htw_ctx_timer_cost(), &bytes))
+		bytes = ULONG_MAX;
+	WRITE_ONCE(max_user_bytes, bytes);
+	return 0;
+}
+
+static int htw_max_user_timers_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%lu\n",
+			 min_t(unsigned long, U32_MAX,
+			       READ_ONCE(max_user_bytes) / htw_ctx_timer_cost()));
+}
+
+static const struct kernel_param_ops htw_max_user_timers_ops = {
+	.set	= htw_max_user_timers_set,
+	.get	= htw_max_user_timers_get,
+};
+module_param_cb(max_user_timers, &htw_max_user_timers_ops, NULL, 0644);
+MODULE_PARM_DESC(max_user_timers, "max_user_bytes in timers, for compatibility: writing n sets n timers' bytes");
+
+/* What an account holds, in timers' bytes, rounded up: the old unit. */
+static unsigned long htw_user_timers(struct htw_user *user)
+{
+	return DIV_ROUND_UP(htw_user_bytes(user), htw_ctx_timer_cost());
+}
 
 /* The share of memory one user's timers may pin by default, as epoll's. */
 #define HTW_USER_MEM_DIVISOR	25
@@ -208,9 +249,14 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 	htw_ctx_counts(ctx, &nr_timers, &nr_queued);
 	seq_printf(m, "timers:\t%u\nqueued:\t%u\nmax_timers:\t%u\n",
 		   nr_timers, nr_queued, max_timers);
-	seq_printf(m, "user_timers:\t%lu\nmax_user_timers:\t%u\n",
+	seq_printf(m, "user_bytes:\t%lu\nmax_user_bytes:\t%lu\n",
+		   htw_user_bytes(htw_ctx_user(ctx)),
+		   READ_ONCE(max_user_bytes));
+	/* The same, in timers, for compatibility. */
+	seq_printf(m, "user_timers:\t%lu\nmax_user_timers:\t%lu\n",
 		   htw_user_timers(htw_ctx_user(ctx)),
-		   READ_ONCE(max_user_timers));
+		   min_t(unsigned long, U32_MAX,
+			 READ_ONCE(max_user_bytes) / htw_ctx_timer_cost()));
 	/* Its wheels' hrtimers finding timers due; its waiters woken. */
 	wakes = htw_ctx_wakes(ctx, &wakeups);
 	seq_printf(m, "wakes:\t%llu\nwakeups:\t%llu\n", wakes, wakeups);
@@ -245,7 +291,10 @@ static int htw_ioctl_info(struct htw_ctx *ctx, void __user *argp,
 	if (ret)
 		return ret;
 	htw_ctx_counts(ctx, &info.nr_timers, &info.nr_queued);
-	info.max_user_timers = READ_ONCE(max_user_timers);
+	info.max_user_bytes = READ_ONCE(max_user_bytes);
+	info.user_bytes = htw_user_bytes(user);
+	info.max_user_timers = min_t(u64, U32_MAX, info.max_user_bytes /
+						   htw_ctx_timer_cost());
 	info.user_timers = min_t(unsigned long, htw_user_timers(user), U32_MAX);
 	return htw_copy_out(argp, usize, &info, sizeof(info));
 }
@@ -545,16 +594,15 @@ static int __init htw_init(void)
 
 	if (!min_period_ns)
 		min_period_ns = tick_ns;
-	if (!max_user_timers)
-		max_user_timers = min_t(u64, U32_MAX,
-					div64_u64((u64)totalram_pages() << PAGE_SHIFT,
-						  HTW_USER_MEM_DIVISOR * htw_ctx_timer_cost()));
+	if (!max_user_bytes)
+		max_user_bytes = (totalram_pages() / HTW_USER_MEM_DIVISOR) <<
+				 PAGE_SHIFT;
 	wp.flags = HTW_WHEEL_ACCOUNT;
 	htw_params = (struct htw_ctx_params) {
 		.wheel			= wp,
 		.min_period_ns		= min_period_ns,
 		.max_timers		= max_timers,
-		.max_user_timers	= &max_user_timers,
+		.max_user_bytes		= &max_user_bytes,
 	};
 
 	ret = htw_ctx_init();

@@ -23,12 +23,11 @@
  * are charged to the opener's memory cgroup, so that a file with a few near
  * timers costs one level of buckets, not every level a wheel could need.
  *
- * What bounds a user across files is its account (htw_user.c): each timer
- * counts one, and each wheel, and each node of the id xarray, the timers
- * its memory could hold, so that the limit bounds memory however the user
- * spreads its timers over files and slots.  The
- * expiry work of all of a user's files at one instant is bounded by the
- * same count, one callback a timer, each as cheap as a timerfd's expiry.
+ * What bounds a user across files is its account (htw_user.c), in bytes:
+ * each timer counts its size, and each wheel, and each node of the id
+ * xarray, the most memory it can take, so that the limit bounds memory
+ * however the user spreads its timers over files and slots.  The expiry
+ * work of all of a user's files is done by the user's own readers.
  *
  * Periodic timers are parked while unread
  * ---------------------------------------
@@ -313,7 +312,8 @@ struct htw_ctx_reading {
  * @nr_timers: timers in @timers; changed under @lock
  * @slots_charged: the slots of @timers whose xarray nodes are charged to
  *	the user, from 0: whole nodes of XA_CHUNK_SIZE; under @lock
- * @charged: what the wheels and nodes are charged to the user; under @lock
+ * @charged: the bytes the wheels and nodes are charged to the user; under
+ *	@lock
  * @real_offset: of a context on manual wheels, the offset of its wall clock
  *	from its monotonic one; tests set it (READ_ONCE()/WRITE_ONCE(), no
  *	lock)
@@ -521,8 +521,8 @@ void htw_ctx_exit(void)
 /**
  * htw_ctx_timer_cost() - the memory one timer of a context pins
  *
- * The unit the user's account counts in: a timer counts one, and a wheel,
- * or a node of the id xarray, the timers its memory would hold.
+ * What the user's account is charged for a timer; a wheel, or a node of
+ * the id xarray, is charged the most memory it can take.
  *
  * Context: Any context.
  * Return: bytes.
@@ -537,17 +537,16 @@ EXPORT_SYMBOL_IF_KUNIT(htw_ctx_timer_cost);
 static int htw_ctx_charge(struct htw_ctx *ctx, size_t bytes)
 	__must_hold(&ctx->lock)
 {
-	unsigned long units = DIV_ROUND_UP(bytes, htw_ctx_timer_cost());
 	int ret;
 
 	lockdep_assert_held(&ctx->lock);
 
 	if (!ctx->params.user)
 		return 0;
-	ret = htw_user_charge(ctx->params.user, units,
-			      READ_ONCE(*ctx->params.max_user_timers));
+	ret = htw_user_charge(ctx->params.user, bytes,
+			      READ_ONCE(*ctx->params.max_user_bytes));
 	if (!ret)
-		ctx->charged += units;
+		ctx->charged += bytes;
 	return ret;
 }
 
@@ -689,7 +688,7 @@ static struct htw_wheel *__htw_ctx_wheel(struct htw_ctx *ctx,
 	if (IS_ERR(wheel))
 		return wheel;
 
-	/* The wheel as the timers its levels could hold at most. */
+	/* The wheel as the most memory it can take, all its levels. */
 	ret = htw_ctx_charge(ctx, htw_wheel_footprint(wheel));
 	if (ret) {
 		htw_wheel_destroy(wheel);
@@ -973,7 +972,7 @@ static void htw_utimer_release(struct htw_ctx_batch *batch,
 	xa_erase(&ctx->timers, htw_id_slot(ctx, ut->id));
 	WRITE_ONCE(ctx->nr_timers, ctx->nr_timers - 1);
 	if (ctx->params.user)
-		htw_user_uncharge(ctx->params.user, 1);
+		htw_user_uncharge(ctx->params.user, htw_ctx_timer_cost());
 	htw_ctx_batch_free(batch, ut);
 }
 
@@ -1171,7 +1170,8 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 	htw_ctx_batch_flush(&batch);
 	if (ctx->params.user)
 		htw_user_uncharge(ctx->params.user,
-				  ctx->nr_timers + ctx->charged);
+				  ctx->nr_timers * htw_ctx_timer_cost() +
+				  ctx->charged);
 	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
 		htw_wheel_destroy(ctx->wheel[i]);
 	mutex_destroy(&ctx->lock);
@@ -1332,7 +1332,8 @@ int htw_ctx_batch_arm(struct htw_ctx_batch *batch, struct htw_timer_spec *spec,
 	if (!ut)
 		return -ENOMEM;
 	if (user) {
-		ret = htw_user_charge(user, 1, READ_ONCE(*ctx->params.max_user_timers));
+		ret = htw_user_charge(user, htw_ctx_timer_cost(),
+				      READ_ONCE(*ctx->params.max_user_bytes));
 		if (ret)
 			goto out_unalloc;
 	}
@@ -1369,7 +1370,7 @@ int htw_ctx_batch_arm(struct htw_ctx_batch *batch, struct htw_timer_spec *spec,
 
 out_uncharge:
 	if (user)
-		htw_user_uncharge(user, 1);
+		htw_user_uncharge(user, htw_ctx_timer_cost());
 out_unalloc:
 	htw_ctx_batch_unalloc(batch, ut);
 	return ret;

@@ -42,8 +42,8 @@ enum htw_ctx_clock {
  *	@wheel.clockid is ignored, and %HTW_WHEEL_LAZY_LEVELS is always set
  * @min_period_ns: shortest period a timer may have
  * @max_timers: most timers the context may hold, at least 1
- * @max_user_timers: most timers @user may hold across its contexts, read
- *	at each arm (it may change while contexts are open)
+ * @max_user_bytes: most memory @user may hold across its contexts, in
+ *	bytes, read at each arm (it may change while contexts are open)
  * @user: the account the timers are charged to, or NULL for none; the
  *	caller holds a reference for the life of the context
  * @time_offset: per clock, the ns added to the times the context reports
@@ -54,7 +54,7 @@ struct htw_ctx_params {
 	struct htw_wheel_params wheel;
 	u64 min_period_ns;
 	u32 max_timers;
-	const unsigned int *max_user_timers;
+	const unsigned long *max_user_bytes;
 	struct htw_user *user;
 	s64 time_offset[HTW_CTX_NR_CLOCKS];
 };

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The timers of /dev/htw each user holds, across all of the user's files
+ * The memory of /dev/htw each user holds, across all of the user's files
  *
  * /dev/htw is open to every user, and a timer pins kernel memory that no
  * process's RSS shows, so the memory one uid may pin is bounded across all
  * of its files, as epoll bounds the watches of a user (fs/eventpoll.c,
- * max_user_watches).  The unit is a timer: a context charges one for each
- * timer, and for each of its wheels the number of timers the wheel's memory
- * would hold.  The count is exact (an atomic compare-and-exchange, never
+ * max_user_watches).  The unit is a byte: a context charges the size of
+ * each timer, and of each of its wheels and id nodes the most memory it
+ * can take, so that the limit means the same whatever a user pins it
+ * with (a timer counted one, a wheel would have been "94 timers" on one
+ * build and another number on the next).  The count is exact (an atomic compare-and-exchange, never
  * past the limit): epoll's percpu_counter would spare a shared cache line
  * per arm, but may pass its limit by a batch per CPU.
  *
@@ -50,12 +52,12 @@
 #include "htw_user.h"
 
 /**
- * struct htw_user - the timers one uid of one user namespace holds
+ * struct htw_user - the memory one uid of one user namespace holds
  * @node: in htw_users
  * @ns: the namespace, referenced
  * @uid: the user
  * @refs: open files of the account, and accounts whose parent it is
- * @timers: timers the account holds, its namespaces' below included
+ * @bytes: what the account holds, its namespaces' below included
  * @parent: the account of @ns's owner in @ns's parent; NULL in the
  *	initial namespace, and in a namespace root made
  */
@@ -64,7 +66,7 @@ struct htw_user {
 	struct user_namespace *ns;
 	kuid_t uid;
 	refcount_t refs;
-	atomic_long_t timers;
+	atomic_long_t bytes;
 	struct htw_user *parent;
 };
 
@@ -177,7 +179,7 @@ void htw_user_put(struct htw_user *user)
 		hash_del(&user->node);
 		spin_unlock(&htw_users_lock);
 
-		WARN_ON_ONCE(atomic_long_read(&user->timers));
+		WARN_ON_ONCE(atomic_long_read(&user->bytes));
 		parent = user->parent;
 		put_user_ns(user->ns);
 		kfree(user);
@@ -189,25 +191,25 @@ EXPORT_SYMBOL_IF_KUNIT(htw_user_put);
 static bool htw_user_charge_one(struct htw_user *user, unsigned long nr,
 				unsigned long limit)
 {
-	long old = atomic_long_read(&user->timers);
+	long old = atomic_long_read(&user->bytes);
 
 	do {
 		if (nr > limit || old > limit - nr)
 			return false;
-	} while (!atomic_long_try_cmpxchg(&user->timers, &old, old + nr));
+	} while (!atomic_long_try_cmpxchg(&user->bytes, &old, old + nr));
 	return true;
 }
 
 /**
- * htw_user_charge() - count @nr more timers for an account and its owners
+ * htw_user_charge() - count @nr more bytes for an account and its owners
  * @user: the account
- * @nr: timers to count
- * @limit: the most timers each account may hold
+ * @nr: bytes to count
+ * @limit: the most bytes each account may hold
  *
  * Context: Any context.
  * Return: 0, or -ENOSPC (counting nothing) if the account, or the account
  * of the owner of its namespace or of any namespace above, would hold more
- * than @limit timers.
+ * than @limit bytes.
  */
 int htw_user_charge(struct htw_user *user, unsigned long nr,
 		    unsigned long limit)
@@ -221,32 +223,32 @@ int htw_user_charge(struct htw_user *user, unsigned long nr,
 undo:
 	full = u;
 	for (u = user; u != full; u = u->parent)
-		atomic_long_sub(nr, &u->timers);
+		atomic_long_sub(nr, &u->bytes);
 	return -ENOSPC;
 }
 
 /**
- * htw_user_uncharge() - count @nr timers fewer for an account and its owners
+ * htw_user_uncharge() - count @nr bytes fewer for an account and its owners
  * @user: the account
- * @nr: timers released
+ * @nr: bytes released
  *
  * Context: Any context.
  */
 void htw_user_uncharge(struct htw_user *user, unsigned long nr)
 {
 	for (; user; user = user->parent)
-		atomic_long_sub(nr, &user->timers);
+		atomic_long_sub(nr, &user->bytes);
 }
 
 /**
- * htw_user_timers() - how many timers an account holds
+ * htw_user_bytes() - how much memory an account holds
  * @user: the account
  *
  * Context: Any context.
- * Return: the count, the timers of the namespaces it owns included.
+ * Return: bytes, those of the namespaces it owns included.
  */
-unsigned long htw_user_timers(struct htw_user *user)
+unsigned long htw_user_bytes(struct htw_user *user)
 {
-	return atomic_long_read(&user->timers);
+	return atomic_long_read(&user->bytes);
 }
-EXPORT_SYMBOL_IF_KUNIT(htw_user_timers);
+EXPORT_SYMBOL_IF_KUNIT(htw_user_bytes);

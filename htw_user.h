@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The timers of /dev/htw each user holds, across all of the user's files
+ * The memory of /dev/htw each user holds, across all of the user's files
  *
  * An account is a uid of a user namespace: every file opened by a uid
- * charges its timers, and its wheels, to that account, whichever process
+ * charges its timers, and its wheels, to that account, in bytes, whichever process
  * holds the file, and to the account of each owner of the namespaces
  * above it (see htw_user.c).
  */
@@ -20,6 +20,6 @@ void htw_user_put(struct htw_user *user);
 int htw_user_charge(struct htw_user *user, unsigned long nr,
 		    unsigned long limit);
 void htw_user_uncharge(struct htw_user *user, unsigned long nr);
-unsigned long htw_user_timers(struct htw_user *user);
+unsigned long htw_user_bytes(struct htw_user *user);
 
 #endif /* _HTW_USER_H */

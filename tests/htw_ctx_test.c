@@ -444,13 +444,13 @@ static void htw_ctx_periodic_arm_takes_every_level(struct kunit *test)
 
 /*
  * The user's limit holds across contexts, and not across users; a wheel is
- * charged as the timers its memory could hold.
+ * charged the most memory it can take.
  */
 static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
 {
 	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
 	struct htw_timer_spec spec = { .expires = 100 };
-	unsigned int limit = UINT_MAX;
+	unsigned long limit = ULONG_MAX;
 	struct htw_user *alice, *bob;
 	struct htw_ctx *a1, *a2, *b1;
 	unsigned long base;
@@ -460,7 +460,7 @@ static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
 	bob = htw_user_get(&init_user_ns, KUIDT_INIT(60002));
 	KUNIT_ASSERT_NOT_NULL(test, alice);
 	KUNIT_ASSERT_NOT_NULL(test, bob);
-	p.max_user_timers = &limit;
+	p.max_user_bytes = &limit;
 	p.user = alice;
 	a1 = htw_ctx_create(&p);
 	a2 = htw_ctx_create(&p);
@@ -471,14 +471,14 @@ static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, b1);
 
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(a1, &spec, NULL));
-	base = htw_user_timers(alice);
-	KUNIT_EXPECT_GT(test, base, 1);
+	base = htw_user_bytes(alice);
+	KUNIT_EXPECT_GT(test, base, htw_ctx_timer_cost());
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(a2, &spec, NULL));
 	id = spec.id;
 	/* a2's wheel counts as much as a1's. */
-	KUNIT_EXPECT_EQ(test, 2 * base, htw_user_timers(alice));
+	KUNIT_EXPECT_EQ(test, 2 * base, htw_user_bytes(alice));
 
-	limit = 2 * base + 1;
+	limit = 2 * base + htw_ctx_timer_cost();
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a1, &spec, NULL));
 	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(a2, &spec, NULL));
 	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(a1, &spec, NULL));
@@ -488,9 +488,9 @@ static void htw_ctx_user_limit_spans_contexts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_cancel(a2, id));
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_arm(a2, &spec, NULL));
 	htw_ctx_destroy(a1);
-	KUNIT_EXPECT_EQ(test, base, htw_user_timers(alice));
+	KUNIT_EXPECT_EQ(test, base, htw_user_bytes(alice));
 	htw_ctx_destroy(a2);
-	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(alice));
+	KUNIT_EXPECT_EQ(test, 0, htw_user_bytes(alice));
 	htw_ctx_destroy(b1);
 	htw_user_put(alice);
 	htw_user_put(bob);
@@ -507,7 +507,8 @@ static void htw_ctx_batch_allocates_and_frees_in_bulk(struct kunit *test)
 	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
 	const unsigned int n = 2 * HTW_CTX_BATCH_MAX + 3;
 	struct htw_timer_spec spec = { .expires = 100 };
-	unsigned int limit = UINT_MAX, i;
+	unsigned long limit = ULONG_MAX;
+	unsigned int i;
 	u32 nr_timers, nr_queued, *ids;
 	struct htw_ctx_batch batch;
 	struct htw_user *user;
@@ -519,7 +520,7 @@ static void htw_ctx_batch_allocates_and_frees_in_bulk(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ids);
 	user = htw_user_get(&init_user_ns, KUIDT_INIT(60003));
 	KUNIT_ASSERT_NOT_NULL(test, user);
-	p.max_user_timers = &limit;
+	p.max_user_bytes = &limit;
 	p.user = user;
 	p.max_timers = n - 5;
 	ctx = htw_ctx_create(&p);
@@ -527,7 +528,7 @@ static void htw_ctx_batch_allocates_and_frees_in_bulk(struct kunit *test)
 	/* The first timer brings the wheel and the first xarray node. */
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
 	ids[0] = spec.id;
-	base = htw_user_timers(user) - 1;
+	base = htw_user_bytes(user) - htw_ctx_timer_cost();
 
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_batch_begin(ctx, &batch, n));
 	for (i = 1; i < n; i++) {
@@ -538,7 +539,8 @@ static void htw_ctx_batch_allocates_and_frees_in_bulk(struct kunit *test)
 	htw_ctx_batch_end(&batch);
 	htw_ctx_counts(ctx, &nr_timers, &nr_queued);
 	KUNIT_EXPECT_EQ(test, p.max_timers, nr_timers);
-	KUNIT_EXPECT_EQ(test, base + p.max_timers, htw_user_timers(user));
+	KUNIT_EXPECT_EQ(test, base + p.max_timers * htw_ctx_timer_cost(),
+			htw_user_bytes(user));
 
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_batch_begin(ctx, &batch, 0));
 	for (i = 0; i < p.max_timers; i++)
@@ -547,9 +549,9 @@ static void htw_ctx_batch_allocates_and_frees_in_bulk(struct kunit *test)
 	htw_ctx_batch_end(&batch);
 	htw_ctx_counts(ctx, &nr_timers, &nr_queued);
 	KUNIT_EXPECT_EQ(test, 0, nr_timers);
-	KUNIT_EXPECT_EQ(test, base, htw_user_timers(user));
+	KUNIT_EXPECT_EQ(test, base, htw_user_bytes(user));
 	htw_ctx_destroy(ctx);
-	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(user));
+	KUNIT_EXPECT_EQ(test, 0, htw_user_bytes(user));
 	htw_user_put(user);
 }
 
@@ -561,7 +563,7 @@ static void htw_ctx_batch_cancel_makes_room_for_the_next_arm(struct kunit *test)
 {
 	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
 	struct htw_timer_spec spec = { .expires = 100 };
-	unsigned int limit = UINT_MAX;
+	unsigned long limit = ULONG_MAX;
 	struct htw_ctx_batch batch;
 	struct htw_user *user;
 	struct htw_ctx *ctx;
@@ -569,22 +571,22 @@ static void htw_ctx_batch_cancel_makes_room_for_the_next_arm(struct kunit *test)
 
 	user = htw_user_get(&init_user_ns, KUIDT_INIT(60004));
 	KUNIT_ASSERT_NOT_NULL(test, user);
-	p.max_user_timers = &limit;
+	p.max_user_bytes = &limit;
 	p.user = user;
 	ctx = htw_ctx_create(&p);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx);
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
 	id = spec.id;
-	limit = htw_user_timers(user);
+	limit = htw_user_bytes(user);
 	KUNIT_EXPECT_EQ(test, -ENOSPC, htw_ctx_arm(ctx, &spec, NULL));
 
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_batch_begin(ctx, &batch, 1));
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_batch_cancel(&batch, id));
 	KUNIT_EXPECT_EQ(test, 0, htw_ctx_batch_arm(&batch, &spec, NULL));
 	htw_ctx_batch_end(&batch);
-	KUNIT_EXPECT_EQ(test, limit, htw_user_timers(user));
+	KUNIT_EXPECT_EQ(test, limit, htw_user_bytes(user));
 	htw_ctx_destroy(ctx);
-	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(user));
+	KUNIT_EXPECT_EQ(test, 0, htw_user_bytes(user));
 	htw_user_put(user);
 }
 
@@ -944,13 +946,13 @@ static void htw_ctx_destroy_releases_every_timer(struct kunit *test)
 {
 	struct htw_ctx_params p = ((struct htw_ctx_test *)test->priv)->params;
 	struct htw_timer_spec spec = { .expires = 100 };
-	unsigned int limit = UINT_MAX;
+	unsigned long limit = ULONG_MAX;
 	struct htw_wheel *wheel;
 	struct htw_ctx *ctx;
 
 	p.user = htw_user_get(&init_user_ns, KUIDT_INIT(60003));
 	KUNIT_ASSERT_NOT_NULL(test, p.user);
-	p.max_user_timers = &limit;
+	p.max_user_bytes = &limit;
 	ctx = htw_ctx_create(&p);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx);
 
@@ -966,10 +968,10 @@ static void htw_ctx_destroy_releases_every_timer(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wheel);
 	while (htw_advance(wheel, TEST_START + 100))
 		;
-	KUNIT_EXPECT_GT(test, htw_user_timers(p.user), 4);
+	KUNIT_EXPECT_GT(test, htw_user_bytes(p.user), 4 * htw_ctx_timer_cost());
 
 	htw_ctx_destroy(ctx);
-	KUNIT_EXPECT_EQ(test, 0, htw_user_timers(p.user));
+	KUNIT_EXPECT_EQ(test, 0, htw_user_bytes(p.user));
 	htw_user_put(p.user);
 }
 

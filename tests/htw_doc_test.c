@@ -3,7 +3,7 @@
  * KUnit suite that holds htw(4) to what the code charges
  *
  * The man page states, for x86_64, what a file's wheel and a node of its
- * ids count against max_user_timers, and what a timer costs its memory
+ * ids count against max_user_bytes, and what a timer costs its memory
  * cgroup.  Those numbers follow from the sizes of structures, some of them
  * the kernel's, and change when a structure does.  Kbuild takes them out of
  * man/htw.4 into htw_doc_numbers.h (the sed expressions of htw-doc-sed);
@@ -14,7 +14,7 @@
  * Linux the man page names, since a wheel embeds the kernel's struct
  * hrtimer (7.2's is 16 bytes larger than 6.12's): elsewhere a case skips,
  * as it does in a tree without the man page.  The rule the man page gives
- * for a wheel, its footprint in timers rounded up, is checked everywhere.
+ * for a wheel, its footprint, is checked everywhere.
  */
 
 #include <kunit/resource.h>
@@ -38,14 +38,13 @@
 #ifndef HTW_DOC_NO_MAN_PAGE
 #define HTW_DOC_NO_MAN_PAGE		0
 #endif
-#ifndef HTW_DOC_WHEEL_UNITS
-#define HTW_DOC_WHEEL_UNITS		0
+#ifndef HTW_DOC_WHEEL_BYTES
+#define HTW_DOC_WHEEL_BYTES		0
 #define HTW_DOC_WHEEL_LINUX_MAJOR	0
 #define HTW_DOC_WHEEL_LINUX_MINOR	0
 #endif
-#ifndef HTW_DOC_NODE_UNITS
+#ifndef HTW_DOC_NODE_BYTES
 #define HTW_DOC_NODE_BYTES		0
-#define HTW_DOC_NODE_UNITS		0
 #endif
 #ifndef HTW_DOC_TIMER_BYTES
 #define HTW_DOC_TIMER_BYTES		0
@@ -58,7 +57,7 @@
 /* A user no other suite charges. */
 #define HTW_DOC_UID	60010
 
-static const unsigned int htw_doc_no_limit = UINT_MAX;
+static const unsigned long htw_doc_no_limit = ULONG_MAX;
 
 KUNIT_DEFINE_ACTION_WRAPPER(htw_doc_user_put, htw_user_put, struct htw_user *);
 KUNIT_DEFINE_ACTION_WRAPPER(htw_doc_ctx_destroy, htw_ctx_destroy,
@@ -102,7 +101,7 @@ static void htw_doc_measure(struct kunit *test, struct htw_doc_charges *c)
 		},
 		.min_period_ns		= NSEC_PER_MSEC,
 		.max_timers		= 4,
-		.max_user_timers	= &htw_doc_no_limit,
+		.max_user_bytes		= &htw_doc_no_limit,
 	};
 	struct htw_timer_spec spec = { .expires = NSEC_PER_MSEC };
 	unsigned long before, first, second;
@@ -119,14 +118,14 @@ static void htw_doc_measure(struct kunit *test, struct htw_doc_charges *c)
 	ret = kunit_add_action_or_reset(test, htw_doc_ctx_destroy, ctx);
 	KUNIT_ASSERT_EQ(test, 0, ret);
 
-	before = htw_user_timers(p.user);
+	before = htw_user_bytes(p.user);
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
-	first = htw_user_timers(p.user) - before;
+	first = htw_user_bytes(p.user) - before;
 	spec.flags = HTW_TIMER_BOOTTIME;
 	KUNIT_ASSERT_EQ(test, 0, htw_ctx_arm(ctx, &spec, NULL));
-	second = htw_user_timers(p.user) - before - first;
+	second = htw_user_bytes(p.user) - before - first;
 
-	c->wheel = second - 1;
+	c->wheel = second - htw_ctx_timer_cost();
 	c->node = first - second;
 	wheel = htw_ctx_wheel(ctx, HTW_CTX_MONOTONIC);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, wheel);
@@ -134,21 +133,20 @@ static void htw_doc_measure(struct kunit *test, struct htw_doc_charges *c)
 }
 
 /*
- * A wheel counts the most memory it can take, in timers, rounded up; one of
- * 64 buckets of 1 ms ticks as many as htw(4) says.
+ * A wheel counts the most memory it can take; one of 64 buckets of 1 ms
+ * ticks as many bytes as htw(4) says.
  */
 static void htw_doc_wheel_charge_is_stated(struct kunit *test)
 {
-	const unsigned long stated = HTW_DOC_WHEEL_UNITS;
-	unsigned long cost = htw_ctx_timer_cost();
+	const unsigned long stated = HTW_DOC_WHEEL_BYTES;
 	struct htw_doc_charges c;
 	char release[16];
 
 	htw_doc_require(test, stated,
-			"(N for a wheel of 64 buckets of 1 ms ticks on x86_64 with Linux A.B);");
+			"(N bytes for a wheel of 64 buckets of 1 ms ticks on x86_64 with Linux A.B);");
 	htw_doc_measure(test, &c);
 	/* The rule holds everywhere; an assertion, which no skip hides. */
-	KUNIT_ASSERT_EQ(test, c.wheel, DIV_ROUND_UP(c.footprint, cost));
+	KUNIT_ASSERT_EQ(test, c.wheel, c.footprint);
 
 	snprintf(release, sizeof(release), "%d.%d.", HTW_DOC_WHEEL_LINUX_MAJOR,
 		 HTW_DOC_WHEEL_LINUX_MINOR);
@@ -164,34 +162,26 @@ static void htw_doc_wheel_charge_is_stated(struct kunit *test)
 	 * wait queue's, makes its SMP footprint up to 8 bytes larger with
 	 * alignment.  The man page states x86_64's wheel.
 	 */
-	if (!IS_ENABLED(CONFIG_SMP)) {
-		c.footprint += 2 * sizeof(u64);
-		c.wheel = DIV_ROUND_UP(c.footprint, cost);
-	}
+	if (!IS_ENABLED(CONFIG_SMP))
+		c.wheel += 2 * sizeof(u64);
 	KUNIT_EXPECT_EQ_MSG(test, c.wheel, stated,
-			    "man/htw.4 says a wheel counts %lu timers; it counts %lu (%lu bytes)",
-			    stated, c.wheel, c.footprint);
+			    "man/htw.4 says a wheel counts %lu bytes; it counts %lu",
+			    stated, c.wheel);
 }
 
-/* A node of ids counts its size in timers, rounded up, as htw(4) says. */
+/* A node of ids counts its size, as htw(4) says. */
 static void htw_doc_node_charge_is_stated(struct kunit *test)
 {
-	const unsigned long stated = HTW_DOC_NODE_UNITS;
-	unsigned long cost = htw_ctx_timer_cost();
+	const unsigned long stated = HTW_DOC_NODE_BYTES;
 	struct htw_doc_charges c;
 
-	htw_doc_require(test, stated,
-			"(a node of N bytes on x86_64 as M timers).");
+	htw_doc_require(test, stated, "(a node of N bytes on x86_64).");
 	if (XA_CHUNK_SIZE != 64)
 		kunit_skip(test, "man/htw.4 states nodes of 64 slots");
 	htw_doc_measure(test, &c);
-	KUNIT_EXPECT_EQ(test, c.node, DIV_ROUND_UP(sizeof(struct xa_node), cost));
-
-	KUNIT_EXPECT_EQ_MSG(test, sizeof(struct xa_node),
-			    (size_t)HTW_DOC_NODE_BYTES,
-			    "man/htw.4 says a node is %d bytes", HTW_DOC_NODE_BYTES);
+	KUNIT_EXPECT_EQ(test, c.node, sizeof(struct xa_node));
 	KUNIT_EXPECT_EQ_MSG(test, c.node, stated,
-			    "man/htw.4 says a node counts %lu timers; it counts %lu",
+			    "man/htw.4 says a node counts %lu bytes; it counts %lu",
 			    stated, c.node);
 }
 

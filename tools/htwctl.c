@@ -118,6 +118,11 @@ static int cmd_info(void)
 	printf("event size     %u bytes\n", info.event_size);
 	printf("timers         %u\n", info.nr_timers);
 	printf("queued         %u\n", info.nr_queued);
+	/* An older module leaves them 0. */
+	if (info.version >= 4)
+		printf("user memory    %llu of %llu bytes\n",
+		       (unsigned long long)info.user_bytes,
+		       (unsigned long long)info.max_user_bytes);
 	close(fd);
 	return 0;
 }

@@ -23,7 +23,7 @@
 #define MS			NSEC_PER_MSEC
 #define NOBODY			65534
 #define VICTIM			60002
-#define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_timers"
+#define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_bytes"
 #define WHEELS			"/sys/kernel/debug/htw/wheels"
 
 #define NR_ATTACK		100000
@@ -427,29 +427,30 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 300
 }
 
 /*
- * The per-user limit counts the timers of every file a uid opened, and its
- * wheels and id nodes as the timers their memory would hold, and another
- * uid's timers not at all.  The limit is set once the child knows what its
- * two files' wheels and first nodes count: room for 100 timers beyond them
- * (the files' 100 timers fit in their first nodes).
+ * The per-user limit counts the bytes of every file a uid opened, its
+ * timers, wheels and id nodes, and another uid's not at all.  The limit is
+ * set once the child knows what its two files' wheels and first nodes, and
+ * a timer, count: room for 100 timers beyond them (the files' 100 timers
+ * fit in their first nodes).  HTW_IOC_INFO's fields in timers say the
+ * same, rounded.
  */
 TEST_F(htw, user_limit_spans_files_and_not_users)
 {
+	unsigned long long base[2];	/* two files' first timers; one timer */
 	int go[2], done[2], fd;
 	struct htw_info info;
-	unsigned long base;
 	pid_t pid, other;
 	char c = 0;
 
-	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, 1000000));
+	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, 100000000));
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(done));
 
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		unsigned long wheel;
-		int a, b;
+		unsigned long long file, timer, full;
+		int a, b, id;
 
 		close(done[0]);
 		close(go[1]);
@@ -461,9 +462,19 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 		if (htw_arm_id(a, 0, NSEC_PER_SEC, 0, 0) != 1 ||
 		    htw_arm_id(b, 0, NSEC_PER_SEC, 0, 0) != 1 || htw_get_info(a, &info))
 			_exit(2);
-		base = info.user_timers;
-		wheel = (base - 2) / 2;
-		if (write(done[1], &base, sizeof(base)) != sizeof(base) ||
+		base[0] = info.user_bytes;
+		/* A timer's bytes: one more, and its cancel gives them back. */
+		id = htw_arm_id(a, 0, NSEC_PER_SEC, 0, 0);
+		if (id < 0 || htw_get_info(a, &info))
+			_exit(2);
+		base[1] = timer = info.user_bytes - base[0];
+		if (htw_cancel(a, id) || htw_get_info(a, &info) ||
+		    info.user_bytes != base[0])
+			_exit(2);
+		/* What a file holds beside its timers: its wheel and node. */
+		file = (base[0] - 2 * timer) / 2;
+		full = base[0] + 98 * timer;
+		if (write(done[1], base, sizeof(base)) != sizeof(base) ||
 		    read(go[0], &c, 1) != 1)
 			_exit(3);
 
@@ -473,8 +484,10 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 		if (htw_arm_id(b, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC ||
 		    htw_arm_id(a, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC)
 			_exit(5);
-		if (htw_get_info(a, &info) || info.max_user_timers != base + 98 ||
-		    info.user_timers != base + 98 || info.nr_timers != 60)
+		if (htw_get_info(a, &info) || info.max_user_bytes != full ||
+		    info.user_bytes != full || info.nr_timers != 60 ||
+		    info.max_user_timers != full / timer ||
+		    info.user_timers != (full + timer - 1) / timer)
 			_exit(6);
 		/* A cancel gives the room back. */
 		if (htw_cancel(a, 1) || htw_arm_id(b, 0, NSEC_PER_SEC, 0, 0) < 0)
@@ -482,19 +495,20 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 		/* Hold them while another user arms. */
 		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(8);
-		/* Closing a file gives back its timers and its wheel. */
+		/* Closing a file gives back its timers, its wheel and node. */
 		close(a);
 		if (htw_get_info(b, &info) ||
-		    info.user_timers != base + 98 - 59 - wheel ||
+		    info.user_bytes != full - 59 * timer - file ||
 		    arm_many(b, 59, NSEC_PER_SEC, 0, 0) != 59)
 			_exit(9);
 		_exit(0);
 	}
 	close(done[1]);
 	close(go[0]);
-	ASSERT_EQ(sizeof(base), read(done[0], &base, sizeof(base)));
-	TH_LOG("two files with a timer each count %lu timers", base);
-	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, base + 98));
+	ASSERT_EQ(sizeof(base), read(done[0], base, sizeof(base)));
+	TH_LOG("two files with a timer each count %llu bytes; a timer %llu",
+	       base[0], base[1]);
+	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, base[0] + 98 * base[1]));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(1, read(done[0], &c, 1));
 
@@ -536,7 +550,7 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 	long long total = htw_meminfo("MemTotal"), slab0, slab1;
 	struct htw_info info;
 	int p[2], fd;
-	__u32 held;
+	__u64 held;
 	pid_t pid;
 	long armed;
 
@@ -572,7 +586,7 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 		/* What the account holds: timers, wheels and id nodes. */
 		if (htw_get_info(fds[0], &info))
 			_exit(4);
-		held = info.user_timers;
+		held = info.user_bytes;
 		if (write(p[1], &armed, sizeof(armed)) != sizeof(armed) ||
 		    write(p[1], &held, sizeof(held)) != sizeof(held))
 			_exit(2);
@@ -587,12 +601,13 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 	reap(pid);
 	close(p[0]);
 
-	TH_LOG("uid %d armed %ld timers (limit %u) in 8 files: slab +%lld KiB of %lld MiB, %.2f%%",
-	       NOBODY, armed, info.max_user_timers, (slab1 - slab0) / 1024,
+	TH_LOG("uid %d armed %ld timers (limit %llu bytes, %u timers) in 8 files: slab +%lld KiB of %lld MiB, %.2f%%",
+	       NOBODY, armed, (unsigned long long)info.max_user_bytes,
+	       info.max_user_timers, (slab1 - slab0) / 1024,
 	       total >> 20, 100.0 * (slab1 - slab0) / total);
-	/* Full, to within the node the last arm would have needed. */
-	EXPECT_GE(held + 8, info.max_user_timers);
-	EXPECT_LE(held, info.max_user_timers);
+	/* Full, to within the node and timer the last arm would have needed. */
+	EXPECT_GE(held + 1024, info.max_user_bytes);
+	EXPECT_LE(held, info.max_user_bytes);
 	EXPECT_LT(info.max_user_timers * 17 / 20, armed);
 	/* KASAN's redzones and quarantine triple what slab memory costs. */
 	if (kasan()) {

@@ -299,6 +299,12 @@ TEST(fdinfo_shows_counts_and_limits)
 	ASSERT_NE(NULL, text);
 	snprintf(path, sizeof(path), "max_timers:\t%u\n", info.max_timers);
 	EXPECT_NE(NULL, strstr(text, path)) TH_LOG("%s", text);
+	snprintf(path, sizeof(path), "user_bytes:\t%llu\n",
+		 (unsigned long long)info.user_bytes);
+	EXPECT_NE(NULL, strstr(text, path)) TH_LOG("%s", text);
+	snprintf(path, sizeof(path), "max_user_bytes:\t%llu\n",
+		 (unsigned long long)info.max_user_bytes);
+	EXPECT_NE(NULL, strstr(text, path)) TH_LOG("%s", text);
 	snprintf(path, sizeof(path), "user_timers:\t%u\n", info.user_timers);
 	EXPECT_NE(NULL, strstr(text, path)) TH_LOG("%s", text);
 	snprintf(path, sizeof(path), "max_user_timers:\t%u\n",

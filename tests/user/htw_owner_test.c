@@ -25,6 +25,8 @@
 
 #define MS			NSEC_PER_MSEC
 #define NOBODY			65534
+/* The limit, kept in bytes; set here in timers, as version 3 had it. */
+#define USER_BYTES_PARAM	"/sys/module/htw/parameters/max_user_bytes"
 #define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_timers"
 
 #define NR_WATCHES		20000
@@ -42,14 +44,14 @@ FIXTURE(owner) {
 /* Room for the long cases' timers, and the limit put back after. */
 FIXTURE_SETUP(owner)
 {
-	self->user_limit = htw_read_number(USER_LIMIT_PARAM);
+	self->user_limit = htw_read_number(USER_BYTES_PARAM);
 	ASSERT_LE(0, self->user_limit);
 	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, 4 * NR_UNREAD));
 }
 
 FIXTURE_TEARDOWN(owner)
 {
-	htw_write_number(USER_LIMIT_PARAM, self->user_limit);
+	htw_write_number(USER_BYTES_PARAM, self->user_limit);
 }
 
 /* A number from the file's fdinfo, or -1. */

@@ -15,6 +15,8 @@
 #include "kselftest_harness.h"
 #include "htw_user.h"
 
+/* The limit, kept in bytes; set here in timers, as version 3 had it. */
+#define USER_BYTES_PARAM	"/sys/module/htw/parameters/max_user_bytes"
 #define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_timers"
 #define OWNER			60010
 #define BASE			300000	/* the owner's subordinate range */
@@ -27,14 +29,14 @@ FIXTURE(userns) {
 
 FIXTURE_SETUP(userns)
 {
-	self->user_limit = htw_read_number(USER_LIMIT_PARAM);
+	self->user_limit = htw_read_number(USER_BYTES_PARAM);
 	ASSERT_LE(0, self->user_limit);
 	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, LIMIT));
 }
 
 FIXTURE_TEARDOWN(userns)
 {
-	htw_write_number(USER_LIMIT_PARAM, self->user_limit);
+	htw_write_number(USER_BYTES_PARAM, self->user_limit);
 }
 
 static void become(uid_t uid)

@@ -106,7 +106,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define HTW_ABI_VERSION		3
+#define HTW_ABI_VERSION		4
 
 /* Latest expiry, and longest period, accepted: the largest ktime_t. */
 #define HTW_TIME_MAX		((__u64)0x7fffffffffffffffULL)
@@ -144,13 +144,19 @@
  * @nr_queued: events of this context waiting to be read; HTW_IOC_INFO
  *	first turns the context's due timers into events, as a read does, so
  *	that this counts what a read would find
- * @max_user_timers: most timers one user (the uid that opened the file)
- *	may hold across all of its contexts, each context's wheels counted as
- *	the timers their memory could hold (version 2).  What the uids of a
- *	user namespace hold counts against its owner too, and so up to the
- *	initial namespace: mapping more uids does not multiply the limit
- * @user_timers: what that user holds now, counted the same way (version 2),
- *	with what the uids of the namespaces it owns hold
+ * @max_user_timers: @max_user_bytes in timers (its bytes divided by a
+ *	timer's, rounded down, at most U32_MAX): what versions 2 and 3
+ *	reported, kept for compatibility
+ * @user_timers: @user_bytes in timers, rounded up, at most U32_MAX; kept
+ *	for compatibility (version 2)
+ * @max_user_bytes: the most memory one user (the uid that opened the
+ *	file) may pin with its timers across all of its contexts, in bytes:
+ *	each timer counts its size, each context's wheels and id nodes the
+ *	most memory they can take (version 4).  What the uids of a user
+ *	namespace hold counts against its owner too, and so up to the initial
+ *	namespace: mapping more uids does not multiply the limit
+ * @user_bytes: what that user holds now, counted the same way, with what
+ *	the uids of the namespaces it owns hold (version 4)
  */
 struct htw_info {
 	__u32 version;
@@ -165,9 +171,12 @@ struct htw_info {
 	__u32 nr_queued;
 	__u32 max_user_timers;
 	__u32 user_timers;
+	__u64 max_user_bytes;
+	__u64 user_bytes;
 };
 
 #define HTW_INFO_SIZE_VER0	48
+#define HTW_INFO_SIZE_VER1	64
 
 /**
  * struct htw_timer_spec - a timer to arm (HTW_IOC_ARM) or re-arm
