@@ -70,9 +70,11 @@
  * hrtimer, and once per read that made events it left queued (EPOLLET
  * needs a wake for each batch of new events), never once per timer: 1,024
  * timers due together in a file that 20,000 epoll items watch cost 20,000
- * wake calls, not 20 million.  (Blocked readers are all woken, as a
- * timerfd's are: one at a time, each passing the turn on, is left for
- * when it is proven under every reader's way of ending.)
+ * wake calls, not 20 million.  Blocked readers are not a herd: they wait
+ * exclusively, so that a wake wakes every poller (and epoll item) but one
+ * reader, and each reader, as it returns, whatever way it ends, wakes the
+ * next if work is left (htw_ctx_pass_turn()).  A timerfd wakes all of its
+ * blocked readers, of whom one finds the expiry.
  *
  * A poll with a wheel marked due and no event queued does a few batches
  * itself, if it takes ctx->lock without waiting, so that readable means an
@@ -81,10 +83,15 @@
  * timers move down a level), the mark counts as readable, and a read finds
  * nothing, as after a spurious wake-up (a non-blocking one says EAGAIN).
  * A timer costs at most one such per level it comes down, a handful in its
- * life, and none within wheel_size ticks.  A mark left behind by timers
- * cancelled before any run is taken off by the ioctl that cancelled them
- * (htw_ctx_unmark_stale()), so that the wheel's next due timer marks it,
- * and wakes the waiters, again.
+ * life, and none within wheel_size ticks.
+ *
+ * A wheel's mark is set by its hrtimer and taken off by one function,
+ * htw_ctx_unmark(), only while the wheel is not due: after a run that
+ * left nothing due, and after an ioctl that may have cancelled the due
+ * timers before any run (htw_ctx_unmark_stale()), so that the wheel's
+ * next due timer marks it, and wakes the waiters, again.  Through a run
+ * the mark stays on, so that a reader, blocking or not, never finds a
+ * file with work unmarked.
  *
  * An event's @fired is when the kernel found the timer due: the time of the
  * hrtimer expiry that marked its wheel due, if the timer was due by then,
@@ -407,11 +414,12 @@ static void htw_ctx_wake_waiters(struct htw_ctx *ctx)
 }
 
 /*
- * Take the mark off the wheel of @clock, unless it is due.  The mark goes
- * only while the wheel is not due, so that no reader looking meanwhile
- * takes a due wheel for one with nothing to read; and a mark its hrtimer
- * made meanwhile, which found the bit set and woke no one, is made again,
- * with its wake.
+ * Take the mark off the wheel of @clock, unless it is due: the one way a
+ * wheel's mark comes off, after a run that left nothing due, or an ioctl
+ * that may have cancelled the due timers.  A mark stays on while its
+ * wheel has work, through the runs, so that no reader looking meanwhile
+ * takes a due wheel for one with nothing to read; and a wheel that comes
+ * due as the mark comes off is marked again, with a wake.
  */
 static void htw_ctx_unmark(struct htw_ctx *ctx, int clock)
 	__must_hold(&ctx->lock)
@@ -1695,9 +1703,9 @@ static void htw_ctx_read_done(struct htw_ctx_batch *batch,
 /*
  * Run one batch of a wheel marked due, the clocks taking turns: turn its
  * due timers into events; or, after a set of the wall clock, place the
- * wall-clock timers again.  Return false if nothing was due.  The mark is
- * taken off before the batch (so that a mark from the hrtimer the batch
- * arms is kept, with its wake), and put back if the batch left work.
+ * wall-clock timers again.  Return false if nothing was due.  The mark
+ * stays on through the batch, and comes off only if the batch left
+ * nothing due (htw_ctx_unmark()).
  */
 static bool htw_ctx_run(struct htw_ctx *ctx)
 	__must_hold(&ctx->lock)
@@ -1708,18 +1716,21 @@ static bool htw_ctx_run(struct htw_ctx *ctx)
 
 	lockdep_assert_held(&ctx->lock);
 
-	/* The wall clock was set: its timers first, which may come due. */
+	/*
+	 * The wall clock was set: its timers first, which may come due.  This
+	 * mark comes off first, so that a set during the placing marks again.
+	 */
 	if (test_and_clear_bit(HTW_CTX_WALL, &ctx->due)) {
 		__htw_ctx_clock_was_set(ctx);
 		return true;
 	}
 	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++) {
 		clock = (ctx->next_clock + i) % HTW_CTX_NR_CLOCKS;
-		if (!test_and_clear_bit(clock, &ctx->due))
+		if (!test_bit(clock, &ctx->due))
 			continue;
 		htw_wheel_run(ctx->wheel[clock], U64_MAX, &left);
-		if (left)
-			set_bit(clock, &ctx->due);
+		if (!left)
+			htw_ctx_unmark(ctx, clock);
 		/* A flood on one clock does not hold the others back. */
 		ctx->next_clock = (clock + 1) % HTW_CTX_NR_CLOCKS;
 		return true;
@@ -1743,20 +1754,16 @@ int htw_ctx_run_due(struct htw_ctx *ctx)
 	struct htw_wheel *wheel;
 	int clock, ret = 0;
 	bool left;
-	bool ran = false;
 	u64 until;
 
 	if (mutex_lock_killable(&ctx->lock))
 		return -EINTR;
-	if (test_and_clear_bit(HTW_CTX_WALL, &ctx->due)) {
+	if (test_and_clear_bit(HTW_CTX_WALL, &ctx->due))
 		__htw_ctx_clock_was_set(ctx);
-		ran = true;
-	}
 	for (clock = 0; clock < HTW_CTX_NR_CLOCKS && !ret; clock++) {
-		if (!test_and_clear_bit(clock, &ctx->due))
+		if (!test_bit(clock, &ctx->due))
 			continue;
 		wheel = ctx->wheel[clock];
-		ran = true;
 		/* Up to now: timers that keep coming due do not keep it going. */
 		until = htw_wheel_now(wheel);
 		do {
@@ -1767,13 +1774,10 @@ int htw_ctx_run_due(struct htw_ctx *ctx)
 			htw_wheel_run(wheel, until, &left);
 			cond_resched();
 		} while (left);
-		/* Due since @until, or left by a fatal signal: still marked. */
-		if (left || htw_wheel_due(wheel))
-			set_bit(clock, &ctx->due);
+		/* Left by a fatal signal, or due since @until: still marked. */
+		if (!left)
+			htw_ctx_unmark(ctx, clock);
 	}
-	/* Its pollers may have looked while the marks were off. */
-	if (ran && htw_ctx_has_work(ctx))
-		htw_ctx_wake_waiters(ctx);
 	mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -1864,35 +1868,33 @@ out:
 	return done ?: ret;
 }
 
-/* Wait for something to read, with the readers and the pollers. */
+/*
+ * Wait for something to read, behind the other blocked readers: a wake
+ * wakes every poller and one reader (see "Expiry work in the owner's
+ * context" above).
+ */
 static int htw_ctx_wait(struct htw_ctx *ctx)
 {
 	int ret;
 
 	spin_lock_irq(&ctx->wqh.lock);
-	ret = wait_event_interruptible_locked_irq(ctx->wqh,
-						  htw_ctx_has_work(ctx));
+	ret = wait_event_interruptible_exclusive_locked_irq(ctx->wqh,
+							    htw_ctx_has_work(ctx));
 	spin_unlock_irq(&ctx->wqh.lock);
 	return ret;
 }
 
 /*
- * A non-blocking read found nothing to read: but a user of the file may be
- * running a wheel, its mark taken off for the while.  Wait for it, as a
- * non-blocking read waits for the file's other users (but one that may
- * not block at all), and look again.  Return 0 if there is work, or
- * -EAGAIN.
+ * A reader returns, whatever way it ends (events read, none left to it, a
+ * signal, a fault): if work is left, the next blocked reader's turn.  The
+ * wake that woke this reader may have been for that work too.
  */
-static int htw_ctx_settle(struct htw_ctx *ctx, bool nowait)
+static void htw_ctx_pass_turn(struct htw_ctx *ctx)
 {
-	if (nowait) {
-		if (!mutex_trylock(&ctx->lock))
-			return -EAGAIN;
-	} else if (mutex_lock_interruptible(&ctx->lock)) {
-		return -ERESTARTSYS;
-	}
-	mutex_unlock(&ctx->lock);
-	return htw_ctx_has_work(ctx) ? 0 : -EAGAIN;
+	spin_lock_irq(&ctx->wqh.lock);
+	if (htw_ctx_has_work(ctx))
+		__htw_ctx_wake_up(ctx);
+	spin_unlock_irq(&ctx->wqh.lock);
 }
 
 /**
@@ -1933,13 +1935,14 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to,
 		if (htw_ctx_has_work(ctx))
 			ret = 0;
 		else if (flags & (HTW_CTX_READ_NONBLOCK | HTW_CTX_READ_NOWAIT))
-			ret = htw_ctx_settle(ctx, nowait);
+			ret = -EAGAIN;
 		else
 			ret = htw_ctx_wait(ctx);
 		if (ret)
 			break;
 		ret = htw_ctx_drain(ctx, to, nowait);
 	} while (!ret);
+	htw_ctx_pass_turn(ctx);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_read);
@@ -1979,9 +1982,6 @@ __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 	for (i = 0; i < HTW_CTX_POLL_BATCHES && !READ_ONCE(ctx->nr_queued); i++)
 		if (!htw_ctx_run(ctx))
 			break;
-	/* Other waiters may have looked while the marks were off. */
-	if (i && htw_ctx_has_work(ctx))
-		htw_ctx_wake_waiters(ctx);
 	mutex_unlock(&ctx->lock);
 	return htw_ctx_has_work(ctx) ? EPOLLIN | EPOLLRDNORM : 0;
 }

@@ -15,9 +15,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -36,6 +38,7 @@
 #define NR_FILES		64
 #define PER_FILE		4096
 #define NR_KILLED		100000
+#define MANY_FILES		160
 
 FIXTURE(owner) {
 	long long user_limit;
@@ -46,7 +49,8 @@ FIXTURE_SETUP(owner)
 {
 	self->user_limit = htw_read_number(USER_BYTES_PARAM);
 	ASSERT_LE(0, self->user_limit);
-	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, 4 * NR_UNREAD));
+	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM,
+				      MANY_FILES * PER_FILE + 4 * NR_UNREAD));
 }
 
 FIXTURE_TEARDOWN(owner)
@@ -404,6 +408,92 @@ TEST_F_TIMEOUT(owner, unread_files_take_no_work, 600)
 }
 
 /*
+ * Another user's @files files of PER_FILE timers each, all due at one
+ * instant, all on this CPU (the case pins itself, and the processes it
+ * makes, to CPU 0), and read by their user: a timer of this user's due
+ * just after that instant, and a 1 ms sleeper on the CPU.  The expiry
+ * work is the reader's, in its own context, preemptible: what the others
+ * wait for is their share of the CPU.  With a @lead of a few ms the
+ * expiry comes while the files are still being armed.  Whether every
+ * event came, once and never early, decides; the lateness of this user's
+ * timer and the sleeper's hold-off are printed.
+ */
+static void many_wheels(struct __test_metadata *_metadata, int files,
+			__u64 lead)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct sleeper s = { .stop = 0 };
+	__u64 expires, mine, got_at, late, last;
+	int p[2], i, status, total = -1;
+	struct htw_event ev;
+	cpu_set_t cpu0;
+	pid_t pid;
+
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
+	ASSERT_EQ(0, pipe(p));
+	pfd.fd = htw_open(O_CLOEXEC);
+	ASSERT_LE(0, pfd.fd);
+	expires = htw_now(CLOCK_MONOTONIC) + lead;
+	mine = expires + 5 * MS;
+	ASSERT_LT(0, htw_arm_id(pfd.fd, HTW_TIMER_ABSTIME, mine, 0, 0));
+	ASSERT_EQ(0, pthread_create(&s.thread, NULL, sleeper_fn, &s));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int *fds = calloc(files, sizeof(*fds)), n = 0;
+
+		become(NOBODY);
+		for (i = 0; fds && i < files; i++) {
+			fds[i] = htw_open(O_CLOEXEC);
+			if (fds[i] < 0 ||
+			    arm_at(fds[i], PER_FILE, expires) != PER_FILE)
+				_exit(1);
+		}
+		for (i = 0; fds && i < files; i++)
+			if (!read_burst(fds[i], PER_FILE, expires, &late, &last))
+				n += PER_FILE;
+		_exit(write(p[1], &n, sizeof(n)) != sizeof(n));
+	}
+	close(p[1]);
+	ASSERT_EQ(1, poll(&pfd, 1, HTW_WAIT_MS));
+	ASSERT_EQ(1, htw_read_events(pfd.fd, &ev, 1));
+	got_at = htw_now(CLOCK_MONOTONIC);
+	EXPECT_EQ(mine, ev.expires);
+	EXPECT_LE(mine, ev.fired);
+	EXPECT_EQ(sizeof(total), read(p[0], &total, sizeof(total)));
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(s.thread, NULL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	close(p[0]);
+	close(pfd.fd);
+	TH_LOG("%d files x %d timers of another user due at one instant%s:",
+	       files, PER_FILE, lead < 100 * MS ? ", while being armed" : "");
+	TH_LOG("a timer of this user's read %llu us after its expiry (found %llu us after),",
+	       (got_at - mine) / 1000, (ev.fired - mine) / 1000);
+	TH_LOG("a 1 ms sleeper on the CPU held off %llu us at most", s.worst / 1000);
+	EXPECT_EQ(files * PER_FILE, total);
+}
+
+TEST_F_TIMEOUT(owner, many_wheels_due_at_one_instant, 600)
+{
+	many_wheels(_metadata, NR_FILES, 300 * MS);
+}
+
+TEST_F_TIMEOUT(owner, more_wheels_due_at_one_instant, 600)
+{
+	many_wheels(_metadata, MANY_FILES, 300 * MS);
+}
+
+TEST_F_TIMEOUT(owner, wheels_due_while_being_armed, 600)
+{
+	many_wheels(_metadata, MANY_FILES, 5 * MS);
+}
+
+/*
  * A due timer cancelled before anyone ran it leaves no mark that would
  * keep the wheel's next due timer from waking the file: the next one on
  * the clock wakes a poller.
@@ -535,6 +625,165 @@ TEST_F_TIMEOUT(owner, killed_reader_loses_no_event, 600)
 	free(ids);
 	munmap(ev, size);
 	close(pfd.fd);
+}
+
+/*
+ * Readers blocked in read() on one file take turns.  Each reads one event
+ * and returns (a read that a signal interrupts is made again).  One timer's
+ * expiry wakes one of them: the others never leave their sleep, their
+ * voluntary context switches do not move (a herd would move every one).
+ * Then timers for all the others come due at once, while signals
+ * interrupt them: each reader that returns, however it ends, wakes the
+ * next while events are left, so every one gets its event; a wake lost
+ * leaves readers asleep with events queued, and the case waits in vain.
+ */
+#define NR_READERS		8
+
+struct turns {
+	int fd;
+	pid_t tid[NR_READERS];
+	int done[NR_READERS];
+	int blocked, got, errors;
+};
+
+static struct turns turns;
+
+static void on_signal(int sig)
+{
+}
+
+static void *turn_reader(void *arg)
+{
+	long i = (long)arg;
+	struct htw_event ev;
+	ssize_t r;
+
+	turns.tid[i] = syscall(SYS_gettid);
+	__atomic_add_fetch(&turns.blocked, 1, __ATOMIC_SEQ_CST);
+	do {
+		r = read(turns.fd, &ev, sizeof(ev));
+	} while (r < 0 && errno == EINTR);
+	if (r == sizeof(ev))
+		__atomic_add_fetch(&turns.got, 1, __ATOMIC_SEQ_CST);
+	else
+		__atomic_add_fetch(&turns.errors, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&turns.done[i], 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A field of a thread's /proc status or stat line, or -1. */
+static long long task_value(pid_t tid, const char *file, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tid, file);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len))
+			v = strtoll(line + len, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Whether thread @tid sleeps (state S), as it does blocked in read(). */
+static bool task_sleeps(pid_t tid)
+{
+	char path[64], line[256], *p;
+	bool s = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f)) {
+		p = strrchr(line, ')');
+		s = p && p[1] == ' ' && p[2] == 'S';
+	}
+	fclose(f);
+	return s;
+}
+
+/* Wait until the readers not done sleep; false if they do not, in time. */
+static bool readers_asleep(void)
+{
+	int tries, i, awake;
+
+	for (tries = 0; tries < HTW_WAIT_MS; tries++) {
+		awake = 0;
+		for (i = 0; i < NR_READERS; i++)
+			awake += !__atomic_load_n(&turns.done[i], __ATOMIC_SEQ_CST) &&
+				 !task_sleeps(turns.tid[i]);
+		if (!awake)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+TEST_F_TIMEOUT(owner, blocked_readers_take_turns, 600)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	long long before[NR_READERS], after;
+	pthread_t thread[NR_READERS];
+	int i, moved = 0, tries;
+	__u64 expires;
+
+	/* No SA_RESTART: a signal ends a blocked read with EINTR. */
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	memset(&turns, 0, sizeof(turns));
+	turns.fd = htw_open(O_CLOEXEC);
+	ASSERT_LE(0, turns.fd);
+	for (i = 0; i < NR_READERS; i++)
+		ASSERT_EQ(0, pthread_create(&thread[i], NULL, turn_reader,
+					    (void *)(long)i));
+	for (tries = 0; tries < HTW_WAIT_MS &&
+	     __atomic_load_n(&turns.blocked, __ATOMIC_SEQ_CST) < NR_READERS; tries++)
+		usleep(1000);
+	ASSERT_TRUE(readers_asleep());
+	for (i = 0; i < NR_READERS; i++)
+		before[i] = task_value(turns.tid[i], "status",
+				       "voluntary_ctxt_switches:");
+
+	/* One expiry: one reader. */
+	ASSERT_LT(0, htw_arm_id(turns.fd, 0, 10 * MS, 0, 0));
+	for (tries = 0; tries < HTW_WAIT_MS &&
+	     __atomic_load_n(&turns.got, __ATOMIC_SEQ_CST) < 1; tries++)
+		usleep(1000);
+	ASSERT_EQ(1, __atomic_load_n(&turns.got, __ATOMIC_SEQ_CST));
+	ASSERT_TRUE(readers_asleep());
+	for (i = 0; i < NR_READERS; i++) {
+		if (__atomic_load_n(&turns.done[i], __ATOMIC_SEQ_CST))
+			continue;
+		after = task_value(turns.tid[i], "status",
+				   "voluntary_ctxt_switches:");
+		moved += after != before[i];
+	}
+	TH_LOG("one expiry, %d blocked readers: %d others woken",
+	       NR_READERS, moved);
+	EXPECT_EQ(0, moved);
+
+	/* The others' events at once, their reads interrupted meanwhile. */
+	expires = htw_now(CLOCK_MONOTONIC) + 20 * MS;
+	ASSERT_EQ(NR_READERS - 1, arm_at(turns.fd, NR_READERS - 1, expires));
+	for (tries = 0; tries < HTW_WAIT_MS &&
+	     __atomic_load_n(&turns.got, __ATOMIC_SEQ_CST) < NR_READERS; tries++) {
+		i = tries % NR_READERS;
+		if (!__atomic_load_n(&turns.done[i], __ATOMIC_SEQ_CST))
+			syscall(SYS_tgkill, getpid(), turns.tid[i], SIGUSR1);
+		usleep(1000);
+	}
+	ASSERT_EQ(NR_READERS, __atomic_load_n(&turns.got, __ATOMIC_SEQ_CST))
+		TH_LOG("readers asleep with events queued: a turn was lost");
+	for (i = 0; i < NR_READERS; i++)
+		pthread_join(thread[i], NULL);
+	EXPECT_EQ(0, turns.errors);
+	close(turns.fd);
 }
 
 int main(int argc, char **argv)
