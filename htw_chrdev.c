@@ -104,10 +104,13 @@ static const struct kernel_param_ops htw_max_user_timers_ops = {
 module_param_cb(max_user_timers, &htw_max_user_timers_ops, NULL, 0644);
 MODULE_PARM_DESC(max_user_timers, "max_user_bytes in timers, for compatibility: writing n sets n timers' bytes");
 
-/* What an account holds, in timers' bytes, rounded up: the old unit. */
+/*
+ * What an account holds in the old unit, timers' bytes, rounded down as
+ * the limit is, so that it never reads more than the limit in timers.
+ */
 static unsigned long htw_user_timers(struct htw_user *user)
 {
-	return DIV_ROUND_UP(htw_user_bytes(user), htw_ctx_timer_cost());
+	return htw_user_bytes(user) / htw_ctx_timer_cost();
 }
 
 /* The share of memory one user's timers may pin by default, as epoll's. */

@@ -131,13 +131,21 @@
  * instant keep the CPU HTW_RUN_NS, not F times that.  The pass is told by
  * the CPU's count of HRTIMER_SOFTIRQ runs, which changes from one pass to
  * the next; a wheel whose hrtimer finds the pass's time spent runs
- * nothing, and re-arms its hrtimer for a later pass (a "yield").  The
- * wheels take turns: the run that spent the pass's time re-arms for 2 ns
- * after its end, and the wheels that yield in that pass for 1 ns before
- * that, in the order they yielded (the hrtimer queue keeps equal expiries
- * in the order they were queued), so the next pass starts with the first
- * of them and the wheel that just ran comes after all.  Each pass runs at
- * least one batch, so every wheel gets its turn.  A bound in callbacks
+ * nothing, and re-arms its hrtimer for the next pass (a "yield").
+ *
+ * The wheels take turns, whatever order the hrtimer softirq finds them in
+ * (all expired timers of CLOCK_MONOTONIC come before CLOCK_BOOTTIME's,
+ * say): until the wheel that waited longest has run in a pass, a wheel
+ * runs only if no wheel that yielded in the previous pass last ran before
+ * it (@last_run, a count of all runs), else it yields too; once that one
+ * has run, the others run while the pass has time.  So the wheel that
+ * waited longest runs next, and each of F wheels with more work than a
+ * pass runs once in F passes.  A pass in which no wheel may run (the one
+ * that may was cancelled meanwhile) leaves the next pass to the
+ * longest-waiting of those that yielded in it.  A yield
+ * costs a lock and an hrtimer re-arm, not counted against the pass: the
+ * wheels run by their hrtimer are made by kernel code, a handful at a
+ * time, where a user's wheels are run by their owner (below).  A bound in callbacks
  * alone cost throughput: every run pays for a softirq and for programming
  * the hrtimer (under emulation, most of its cost), and with 128 callbacks a
  * run, a million timers due over a second made some 7,800 runs more than
@@ -201,6 +209,7 @@
  * caller's own locks (a /dev/htw file's mutex) come before wheel->lock.
  */
 
+#include <linux/atomic.h>
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/export.h>
@@ -289,6 +298,7 @@ struct htw_wheel {
 	bool told;			/* a deferred wheel woke its owner, no run since */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
 	u64 runs, fired, cascaded, budget_stops, wakes, yields;	/* statistics */
+	u64 last_run;			/* htw_run_seq at its last run by its hrtimer */
 	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
 
 	u32 id;				/* in htw_wheels */
@@ -299,18 +309,25 @@ struct htw_wheel {
 
 /*
  * The time the expiry runs of one pass of a CPU's hrtimer softirq have
- * taken, which every wheel in that pass shares (see "Running callbacks"
- * above): @pass is the CPU's HRTIMER_SOFTIRQ count in it; the wheels that
- * yield re-arm for just before @resume, on their clock.  Only softirq
- * context on the CPU touches it, one pass at a time.
+ * taken, which every wheel in that pass shares, and whose turn it is (see
+ * "Running callbacks" above): @pass is the CPU's HRTIMER_SOFTIRQ count in
+ * it; @waited, one more than the earliest &htw_wheel.last_run of the
+ * wheels that yielded in the previous pass (0 if none did, the state the
+ * CPU starts in, or once the first of them has run in this pass), and
+ * @waiting the same of this pass, so far.  Only softirq context on the CPU
+ * touches it, one pass at a time.
  */
 struct htw_cpu_pass {
 	unsigned int pass;
 	u64 spent;
-	u64 resume[2];	/* by clock: when the run that spent it re-armed, or 0 */
+	u64 waited;
+	u64 waiting;
 };
 
 static DEFINE_PER_CPU(struct htw_cpu_pass, htw_cpu_pass);
+
+/* Runs by hrtimer of all wheels, in order: &htw_wheel.last_run. */
+static atomic64_t htw_run_seq;
 
 /* The lockdep class of the lock of wheels whose callbacks run under it. */
 static struct lock_class_key htw_locked_wheel_key;
@@ -767,9 +784,7 @@ static void __htw_skip_idle(struct htw_wheel *wheel, u64 now)
  * Arm the hrtimer for tick @t.  A tick at or before clk means timers are
  * due: the hrtimer is then set just past the present, which is after the
  * start of the hrtimer run in progress (even on a coarse clock), so that
- * the next expiry run is a new one and other work runs in between.  2 ns
- * past, so that the wheels that yield meanwhile fit in between (see
- * __htw_yield()).
+ * the next expiry run is a new one and other work runs in between.
  */
 static void __htw_program(struct htw_wheel *wheel, u64 t)
 	__must_hold(&wheel->lock)
@@ -786,7 +801,7 @@ static void __htw_program(struct htw_wheel *wheel, u64 t)
 		return;
 	}
 	if (t <= wheel->clk)
-		ns = htw_clock_now(wheel) + 2;
+		ns = htw_clock_now(wheel) + 1;
 	else
 		ns = min_t(u64, htw_tick_to_ns(wheel, t), KTIME_MAX);
 	hrtimer_start(&wheel->hrtimer, ns_to_ktime(ns), HRTIMER_MODE_ABS_SOFT);
@@ -1030,28 +1045,10 @@ static struct htw_cpu_pass *htw_cpu_pass_get(void)
 	if (cp->pass != pass) {
 		cp->pass = pass;
 		cp->spent = 0;
-		cp->resume[0] = 0;
-		cp->resume[1] = 0;
+		cp->waited = cp->waiting;
+		cp->waiting = 0;
 	}
 	return cp;
-}
-
-/*
- * A wheel's hrtimer found its CPU's pass spent: re-arm it for a later
- * pass, in its turn (see "Running callbacks" above).  The expiry is after
- * the present, so never in this pass.
- */
-static void __htw_yield(struct htw_wheel *wheel, struct htw_cpu_pass *cp)
-	__must_hold(&wheel->lock)
-{
-	u64 resume = cp->resume[wheel->clockid == CLOCK_BOOTTIME];
-	u64 ns = resume ? resume - 1 : htw_clock_now(wheel) + 1;
-
-	wheel->yields++;
-	if (wheel->stopped)
-		return;
-	hrtimer_start(&wheel->hrtimer, ns_to_ktime(ns), HRTIMER_MODE_ABS_SOFT);
-	wheel->armed = wheel->clk;
 }
 
 static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
@@ -1064,11 +1061,20 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 
 	spin_lock_irqsave(&wheel->lock, flags);
 	wheel->armed = HTW_NEVER;
-	if (cp->spent >= HTW_RUN_NS) {
-		__htw_yield(wheel, cp);
+	/* The pass is spent, or another wheel has waited longer: the next. */
+	if (cp->spent >= HTW_RUN_NS ||
+	    (cp->waited && wheel->last_run >= cp->waited)) {
+		if (!cp->waiting || wheel->last_run < cp->waiting)
+			cp->waiting = wheel->last_run + 1;
+		wheel->yields++;
+		__htw_program(wheel, wheel->clk);
 		spin_unlock_irqrestore(&wheel->lock, flags);
 		return HRTIMER_NORESTART;
 	}
+	/* Its turn: the others may run while the pass has time. */
+	if (cp->waited)
+		cp->waited = 0;
+	wheel->last_run = atomic64_inc_return(&htw_run_seq);
 	wheel->expiring = true;
 	wheel->runs++;
 	/*
@@ -1089,12 +1095,6 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 	__htw_run_done(wheel, moved, ran);
 	wheel->expiring = false;
 	__htw_update(wheel);
-	/* The first run to spend the pass, and leave work, sets the turn. */
-	if (cp->spent >= HTW_RUN_NS && wheel->armed <= wheel->clk &&
-	    hrtimer_is_queued(hrtimer) &&
-	    !cp->resume[wheel->clockid == CLOCK_BOOTTIME])
-		cp->resume[wheel->clockid == CLOCK_BOOTTIME] =
-			ktime_to_ns(hrtimer_get_expires(hrtimer));
 	spin_unlock_irqrestore(&wheel->lock, flags);
 
 	return HRTIMER_NORESTART;
@@ -1218,8 +1218,9 @@ struct htw_wheel *htw_wheel_create(const struct htw_wheel_params *params)
 	}
 	__htw_set_clk(wheel, 0);
 
+	/* The xarray's nodes are everyone's: no user's memory cgroup's. */
 	if (xa_alloc(&htw_wheels, &wheel->id, wheel, xa_limit_32b,
-		     htw_gfp(params->flags))) {
+		     GFP_KERNEL | __GFP_RETRY_MAYFAIL)) {
 		htw_wheel_free(wheel);
 		return ERR_PTR(-ENOMEM);
 	}

@@ -215,11 +215,12 @@ struct htw_wheel_params {
  * @fired: callbacks started so far
  * @cascaded: timers re-inserted into a lower level so far
  * @budget_stops: expiry runs that left work for the next one: on a manual
- *	or deferred wheel, their batch's budget spent; else, %HTW_RUN_NS
+ *	or deferred wheel, their batch's budget spent; else, the %HTW_RUN_NS
+ *	of their CPU's pass (see @yields)
  * @wakes: of a deferred wheel, the times its hrtimer woke the owner
- * @yields: of a wheel run by its hrtimer, the expiries that ran nothing
- *	because other wheels had spent the CPU's %HTW_RUN_NS in that pass of
- *	its hrtimer softirq
+ * @yields: of a wheel run by its hrtimer, the expiries that ran nothing,
+ *	left to a later pass of the CPU's hrtimer softirq: other wheels had
+ *	spent its %HTW_RUN_NS, or it was another wheel's turn
  * @late: callbacks by lateness, in whole ticks past their expiry's tick:
  *	bucket 0 for none, then one per power of two
  */

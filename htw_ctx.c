@@ -71,9 +71,11 @@
  * needs a wake for each batch of new events), never once per timer: 1,024
  * timers due together in a file that 20,000 epoll items watch cost 20,000
  * wake calls, not 20 million.  Blocked readers are not a herd: they wait
- * exclusively, so that a wake wakes every poller (and epoll item) but one
- * reader, and each reader, as it returns, whatever way it ends, wakes the
- * next if work is left (htw_ctx_pass_turn()).  A timerfd wakes all of its
+ * exclusively on a queue of their own (@rwq), so that new work wakes every
+ * poller (and epoll item) and one reader, whatever exclusive epoll items
+ * (EPOLLEXCLUSIVE) the pollers' queue holds, and each reader, as it
+ * returns, whatever way it ends, wakes the next reader if work is left,
+ * events queued or timers due (htw_ctx_pass_turn()), and no poller.  A timerfd wakes all of its
  * blocked readers, of whom one finds the expiry.
  *
  * A poll with a wheel marked due and no event queued does a few batches
@@ -180,7 +182,9 @@
  *
  * ctx->wqh.lock (the wait queue's spinlock, taken with interrupts disabled)
  * protects the event queue and each timer's event record; the callbacks
- * take it, as timerfd's do.
+ * take it, as timerfd's do.  ctx->rwq.lock, the lock of the queue where
+ * readers block, nests inside it, and only the scheduler's locks (of a
+ * wake-up) inside itself.
  *
  * htw_wall_lock (a spinlock) protects changes to htw_wall_ctxs, the
  * contexts that have a wall-clock wheel, and each context's @wall_node in
@@ -190,11 +194,11 @@
  * so holds no lock that a user's open, arm or close takes; a context is
  * freed a grace period after it left the list (kfree_rcu()).
  *
- * Lock order: ctx->lock, then htw_wall_lock or ctx->wqh.lock (never both).
- * Creating and destroying a wheel under ctx->lock takes the core's list
- * lock (htw_core.c) after it.  The callbacks take ctx->wqh.lock inside
- * their wheel's lock, and htw_*() are never called with ctx->wqh.lock
- * held.  htw_del_sync() is called with ctx->lock held, and takes the
+ * Lock order: ctx->lock, then htw_wall_lock or ctx->wqh.lock (never both),
+ * then ctx->rwq.lock.  Creating and destroying a wheel under ctx->lock
+ * takes the core's xarray lock (htw_core.c) after it.  The callbacks take
+ * ctx->wqh.lock inside their wheel's lock, and htw_*() are never called
+ * with ctx->wqh.lock held.  htw_del_sync() is called with ctx->lock held, and takes the
  * wheel's lock, which is safe because callbacks never take ctx->lock.
  */
 
@@ -327,19 +331,23 @@ struct htw_ctx_reading {
  * @wall_node: in htw_wall_ctxs, under htw_wall_lock, once the context has
  *	a wall-clock wheel
  * @rcu: frees it, a grace period after it left htw_wall_ctxs
- * @due: bit c: the wheel of clock c has timers due that no run has taken
- *	yet; %HTW_CTX_WALL: the wall-clock timers are to be placed again
- *	(atomic bit operations: htw_ctx_mark() sets them under @wqh.lock, the
- *	runs under @lock)
+ * @due: bit c: the wheel of clock c has work due, from its hrtimer's wake
+ *	until a run, or an ioctl, finds it has none (htw_ctx_unmark());
+ *	%HTW_CTX_WALL: the wall-clock timers are to be placed again (atomic
+ *	bit operations: htw_ctx_mark() sets them under @wqh.lock, the runs
+ *	clear them under @lock)
  * @woken: of each clock, when its wheel's hrtimer last marked it due, not
  *	having been so; under @wqh.lock
- * @wakeups: times the context woke its waiters; under @wqh.lock
+ * @wakeups: times the context woke its pollers (and, for new work, a
+ *	blocked reader); under @wqh.lock
+ * @rwq: readers blocked in read() wait here, exclusively (see "Expiry work
+ *	in the owner's context")
  * @next_clock: the clock whose wheel htw_ctx_run() looks at first; under
  *	@lock
  * @read_out: the events a read is copying out, under @lock; here rather
  *	than on the reader's kernel stack
  * @reading: what each of them leaves to do, under @lock
- * @wqh: readers and pollers wait here; its lock protects the fields below
+ * @wqh: pollers (and epoll) wait here; its lock protects the fields below
  * @events: timers with an event queued, in the order they were queued
  * @nr_queued: timers in @events
  */
@@ -362,6 +370,8 @@ struct htw_ctx {
 	unsigned long due;
 	int next_clock;
 
+	wait_queue_head_t rwq;
+
 	/* The following fields are protected by wqh.lock. */
 	wait_queue_head_t wqh;
 	u64 woken[HTW_CTX_NR_CLOCKS];
@@ -372,8 +382,8 @@ struct htw_ctx {
 
 static struct kmem_cache *htw_utimer_cache;
 
-/* Wake the file's readers and pollers, and count it (fdinfo's wakeups). */
-static void __htw_ctx_wake_up(struct htw_ctx *ctx)
+/* Wake the file's pollers, and count it (fdinfo's wakeups). */
+static void __htw_ctx_wake_pollers(struct htw_ctx *ctx)
 	__must_hold(&ctx->wqh.lock)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
@@ -382,10 +392,27 @@ static void __htw_ctx_wake_up(struct htw_ctx *ctx)
 	wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 }
 
-/* Something to read: events queued, or a wheel due that may make some. */
+/* New work: wake the file's pollers and one of its blocked readers. */
+static void __htw_ctx_wake_up(struct htw_ctx *ctx)
+	__must_hold(&ctx->wqh.lock)
+{
+	__htw_ctx_wake_pollers(ctx);
+	wake_up(&ctx->rwq);
+}
+
+/*
+ * Something to read: a wheel due that may make events, or events queued.
+ * In that order, without a lock: a run queues its events before it takes
+ * the mark off (htw_ctx_unmark()), so a mark seen gone means its events
+ * are seen queued.
+ */
 static bool htw_ctx_has_work(struct htw_ctx *ctx)
 {
-	return READ_ONCE(ctx->nr_queued) || READ_ONCE(ctx->due);
+	if (READ_ONCE(ctx->due))
+		return true;
+	/* The mark before the events; pairs with htw_ctx_unmark()'s. */
+	smp_rmb();
+	return READ_ONCE(ctx->nr_queued);
 }
 
 /*
@@ -405,11 +432,14 @@ static void htw_ctx_mark(struct htw_ctx *ctx, int bit, u64 now)
 	spin_unlock_irqrestore(&ctx->wqh.lock, flags);
 }
 
-/* Wake the file's waiters: there is more to read than they were told of. */
-static void htw_ctx_wake_waiters(struct htw_ctx *ctx)
+/*
+ * Wake the file's pollers: a read made events it left queued, which
+ * EPOLLET must hear of (the read itself passes the turn to a reader).
+ */
+static void htw_ctx_wake_pollers(struct htw_ctx *ctx)
 {
 	spin_lock_irq(&ctx->wqh.lock);
-	__htw_ctx_wake_up(ctx);
+	__htw_ctx_wake_pollers(ctx);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
@@ -431,6 +461,8 @@ static void htw_ctx_unmark(struct htw_ctx *ctx, int clock)
 	/* Not due: armed again for its next event, which marks it again. */
 	if (htw_wheel_settle(wheel))
 		return;
+	/* The events the run queued before the clear: htw_ctx_has_work(). */
+	smp_mb__before_atomic();
 	clear_bit(clock, &ctx->due);
 	/* The clear before the look; pairs with htw_ctx_mark()'s. */
 	smp_mb__after_atomic();
@@ -1127,6 +1159,7 @@ struct htw_ctx *htw_ctx_create(const struct htw_ctx_params *params)
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->timers, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	init_waitqueue_head(&ctx->wqh);
+	init_waitqueue_head(&ctx->rwq);
 	INIT_LIST_HEAD(&ctx->events);
 	INIT_LIST_HEAD(&ctx->wall_node);
 	return ctx;
@@ -1861,40 +1894,43 @@ static ssize_t htw_ctx_drain(struct htw_ctx *ctx, struct iov_iter *to,
 		cond_resched();
 	}
 out:
-	/* What this read made and left, the others hear of, once. */
+	/* What this read made and left, the pollers hear of, once. */
 	if (made && htw_ctx_has_work(ctx))
-		htw_ctx_wake_waiters(ctx);
+		htw_ctx_wake_pollers(ctx);
 	htw_ctx_batch_end(&batch);
 	return done ?: ret;
 }
 
 /*
- * Wait for something to read, behind the other blocked readers: a wake
- * wakes every poller and one reader (see "Expiry work in the owner's
- * context" above).
+ * Wait for something to read, behind the other blocked readers, on a queue
+ * of their own: a wake of new work wakes every poller and one reader (see
+ * "Expiry work in the owner's context" above).  Whatever brings work (a
+ * mark, events given back) does so before it takes rwq.lock to wake, and
+ * the condition is looked at under that lock: no wake is lost.  A run
+ * that turns due timers into events makes no new work: the mark it
+ * found stays on until the events are queued (htw_ctx_has_work()).
  */
 static int htw_ctx_wait(struct htw_ctx *ctx)
 {
 	int ret;
 
-	spin_lock_irq(&ctx->wqh.lock);
-	ret = wait_event_interruptible_exclusive_locked_irq(ctx->wqh,
+	spin_lock_irq(&ctx->rwq.lock);
+	ret = wait_event_interruptible_exclusive_locked_irq(ctx->rwq,
 							    htw_ctx_has_work(ctx));
-	spin_unlock_irq(&ctx->wqh.lock);
+	spin_unlock_irq(&ctx->rwq.lock);
 	return ret;
 }
 
 /*
  * A reader returns, whatever way it ends (events read, none left to it, a
  * signal, a fault): if work is left, the next blocked reader's turn.  The
- * wake that woke this reader may have been for that work too.
+ * wake that woke this reader may have been for that work too.  Readers
+ * only: the pollers were told of the work when it came.
  */
 static void htw_ctx_pass_turn(struct htw_ctx *ctx)
 {
-	spin_lock_irq(&ctx->wqh.lock);
 	if (htw_ctx_has_work(ctx))
-		__htw_ctx_wake_up(ctx);
-	spin_unlock_irq(&ctx->wqh.lock);
+		wake_up(&ctx->rwq);
 }
 
 /**
@@ -1909,10 +1945,10 @@ static void htw_ctx_pass_turn(struct htw_ctx *ctx)
  * ends that with the rest left due.  Reading the event of a one-shot timer
  * releases the timer and its id; reading that of a periodic timer re-arms
  * it, which never needs memory.  An event that cannot be copied stays
- * queued.  A non-blocking read
- * (O_NONBLOCK) does wait for another thread that holds the context (an
- * ioctl, or a read copying out), as a pipe's does: it fails with -EAGAIN
- * only when no event is queued.  One that may not block at all
+ * queued.  A non-blocking read (O_NONBLOCK) fails with -EAGAIN at once
+ * when no event is queued and no timer is due; with one queued or due, it
+ * waits for another thread that holds the context (an ioctl, or a read
+ * copying out), as a pipe's does.  One that may not block at all
  * (IOCB_NOWAIT: RWF_NOWAIT, or io_uring's first try) fails with -EAGAIN
  * then too.
  *
@@ -1975,10 +2011,10 @@ __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 
 	poll_wait(file, &ctx->wqh, wait);
 
-	if (READ_ONCE(ctx->nr_queued))
+	if (!htw_ctx_has_work(ctx))
+		return 0;
+	if (READ_ONCE(ctx->nr_queued) || !mutex_trylock(&ctx->lock))
 		return EPOLLIN | EPOLLRDNORM;
-	if (!READ_ONCE(ctx->due) || !mutex_trylock(&ctx->lock))
-		return READ_ONCE(ctx->due) ? EPOLLIN | EPOLLRDNORM : 0;
 	for (i = 0; i < HTW_CTX_POLL_BATCHES && !READ_ONCE(ctx->nr_queued); i++)
 		if (!htw_ctx_run(ctx))
 			break;
@@ -1987,12 +2023,13 @@ __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 }
 
 /**
- * htw_ctx_wakes() - how many times a context's wheels and the context
- *	woke its readers
+ * htw_ctx_wakes() - how many times a context's wheels woke it, and it
+ *	woke its pollers
  * @ctx: the context
- * @wakeups: set to how many times the context woke its waiters: for a
- *	wheel's wake that found it not marked due, a read that left events,
- *	events given back, a cancel by a set of the wall clock
+ * @wakeups: set to how many times the context woke its pollers (and a
+ *	blocked reader, but for a read's): for each wake of a wheel, a read
+ *	that left events it made, events given back, a cancel by a set of
+ *	the wall clock
  *
  * Context: Any context; the counts may be stale as soon as they are read.
  * Return: the wakes of its wheels (htw_wheel_wakes()), summed.

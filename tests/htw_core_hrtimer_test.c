@@ -351,61 +351,74 @@ static void htw_core_hrtimer_run_is_bounded_in_time(struct kunit *test)
 }
 
 /*
- * Wheels due at one instant share their CPU's HTW_RUN_NS: their hrtimers,
- * on tick grids aligned alike, expire in one pass of the hrtimer softirq,
- * where the first wheel's slow callbacks spend the pass's time and each
- * other wheel yields to a later pass at least once.  By construction: the
- * timers are all armed, with bottom halves off, a tick or more before
- * their common expiry (with a longer lead if the host held the case past
- * it), and one wheel's work, HTW_HR_SHARED slow callbacks, lasts longer
- * than HTW_RUN_NS by the clock the runs read.  Each wheel's bound alone
- * would let every one of them run in that first pass and yield never.
- * And they take turns: the wheel that ran first, whose work takes more
- * than one pass, has its last callback after another wheel's first, since
- * the wheels that yielded to it come before it in the next pass.
+ * Wheels due at one instant share their CPU's HTW_RUN_NS, and take turns,
+ * half of them on CLOCK_BOOTTIME (all, in the case of that clock).  Their
+ * timers are armed, and their expiries left to pass, with bottom halves
+ * off: the pass of the hrtimer softirq that runs once they are on again
+ * finds every wheel's hrtimer expired, CLOCK_MONOTONIC's first.  One
+ * wheel's work, HTW_HR_SHARED slow callbacks, lasts longer than two of its
+ * passes' HTW_RUN_NS by the clock the runs read (a host that takes the
+ * CPU away only makes a run's callbacks fewer), so the first wheel spends
+ * the pass and the three others yield in it; each wheel's bound alone
+ * would let all run in it and none yield.  And the wheel that waited
+ * longest runs next, so every wheel has run its first callback before any
+ * has run its last: the order the softirq finds the hrtimers in
+ * (CLOCK_MONOTONIC's before CLOCK_BOOTTIME's) would run the first wheel
+ * of each pass to its end first.
  */
 #define HTW_HR_SHARED		32
 
 static void htw_core_hrtimer_wheels_share_the_cpu_bound(struct kunit *test)
 {
+	const struct htw_hr_case *p = test->param_value;
 	struct htw_test_timer *t[HTW_TEST_MAX_WHEELS];
 	struct htw_wheel *wheel[HTW_TEST_MAX_WHEELS];
-	u64 lead = 20 * HTW_HR_TICK, expires, yields = 0, others = U64_MAX;
+	u64 expires[HTW_TEST_MAX_WHEELS], yields = 0, firsts = 0;
+	u64 lasts = U64_MAX;
 	struct htw_wheel_stats stats;
 	struct completion *done;
-	unsigned int w, i, first = 0;
-	bool late;
-	int ret;
+	unsigned int w, i;
+	bool waiting;
+	int ret = 0;
 
 	BUILD_BUG_ON(HTW_HR_SHARED * HTW_HR_SLOW_US * NSEC_PER_USEC <=
-		     HTW_RUN_NS);
+		     2 * HTW_RUN_NS);
 	done = htw_hr_done(test);
 	for (w = 0; w < ARRAY_SIZE(wheel); w++) {
-		wheel[w] = htw_hr_wheel_tick(test, HTW_HR_TICK, HTW_HR_BUDGET);
+		struct htw_wheel_params params = {
+			.tick_ns = HTW_HR_TICK,
+			.wheel_size = 64,
+			.expire_budget = HTW_HR_BUDGET,
+			/* Half on each clock, the case's own first. */
+			.clockid = w & 1 ? CLOCK_BOOTTIME : p->clockid,
+			.flags = p->flags,
+		};
+
+		wheel[w] = htw_test_wheel_params(test, &params);
 		t[w] = htw_test_timers(test, wheel[w], HTW_HR_SHARED);
 		for (i = 0; i < HTW_HR_SHARED; i++)
 			t[w][i].action = htw_hr_slow;
 		t[w][HTW_HR_SHARED - 1].action = htw_hr_slow_complete;
 		t[w][HTW_HR_SHARED - 1].arg = 1;
 	}
+	/* No assertion with bottom halves off: it would leave them so. */
+	local_bh_disable();
+	for (w = 0; w < ARRAY_SIZE(wheel); w++) {
+		expires[w] = htw_wheel_now(wheel[w]) + 2 * HTW_HR_TICK;
+		for (i = 0; i < HTW_HR_SHARED && !ret; i++)
+			ret = htw_add(&t[w][i].timer, expires[w], 0,
+				      HTW_MODE_ABS);
+	}
+	/* Until every hrtimer, set for its expiry's tick, has expired. */
 	do {
-		ret = 0;
-		/* No assertion with bottom halves off: it would leave them so. */
-		local_bh_disable();
-		expires = htw_wheel_now(wheel[0]) + lead;
+		waiting = false;
 		for (w = 0; w < ARRAY_SIZE(wheel); w++)
-			for (i = 0; i < HTW_HR_SHARED && !ret; i++)
-				ret = htw_add(&t[w][i].timer, expires, 0,
-					      HTW_MODE_ABS);
-		late = htw_wheel_now(wheel[0]) + HTW_HR_TICK >= expires;
-		if (late || ret)
-			for (w = 0; w < ARRAY_SIZE(wheel); w++)
-				for (i = 0; i < HTW_HR_SHARED; i++)
-					htw_del(&t[w][i].timer);
-		local_bh_enable();
-		KUNIT_ASSERT_EQ(test, ret, 0);
-		lead *= 10;
-	} while (late);
+			waiting |= htw_wheel_now(wheel[w]) <=
+				   expires[w] + HTW_HR_TICK;
+		cpu_relax();
+	} while (waiting && !ret);
+	local_bh_enable();
+	KUNIT_ASSERT_EQ(test, ret, 0);
 	for (w = 0; w < ARRAY_SIZE(wheel); w++)
 		KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done,
 								  HTW_HR_WAIT),
@@ -413,17 +426,15 @@ static void htw_core_hrtimer_wheels_share_the_cpu_bound(struct kunit *test)
 	for (w = 0; w < ARRAY_SIZE(wheel); w++) {
 		htw_wheel_get_stats(wheel[w], &stats);
 		KUNIT_EXPECT_EQ(test, stats.fired, HTW_HR_SHARED);
-		kunit_info(test, "wheel %u: %llu runs, %llu yields", w,
-			   stats.runs, stats.yields);
+		kunit_info(test, "wheel %u (%s): %llu runs, %llu yields", w,
+			   w & 1 ? "CLOCK_BOOTTIME" : p->desc, stats.runs,
+			   stats.yields);
 		yields += stats.yields;
-		if (t[w][0].seq < t[first][0].seq)
-			first = w;
+		firsts = max(firsts, t[w][0].seq);
+		lasts = min(lasts, t[w][HTW_HR_SHARED - 1].seq);
 	}
 	KUNIT_EXPECT_GE(test, yields, ARRAY_SIZE(wheel) - 1);
-	for (w = 0; w < ARRAY_SIZE(wheel); w++)
-		if (w != first)
-			others = min(others, t[w][0].seq);
-	KUNIT_EXPECT_LT(test, others, t[first][HTW_HR_SHARED - 1].seq);
+	KUNIT_EXPECT_LT(test, firsts, lasts);
 }
 
 static atomic_t htw_hr_started, htw_hr_finished;

@@ -330,6 +330,39 @@ TEST_F(htw, longer_info_gets_zeroed_tail)
 	EXPECT_EQ(0, big.next_version);
 }
 
+/*
+ * A program built for version 1 asks with the 48 bytes it knows, one for
+ * versions 2 and 3 with 56, and each gets them, the rest of its memory
+ * untouched; the 72 of version 4 hold the per-user limit and count in
+ * bytes too, the same as in timers.
+ */
+TEST_F(htw, info_of_every_size_ever)
+{
+	struct {
+		struct htw_info info;
+		__u64 after;
+	} old, now;
+
+	ASSERT_EQ(HTW_INFO_SIZE_VER2, sizeof(struct htw_info));
+	memset(&old, 0xa5, sizeof(old));
+	EXPECT_EQ(0, ioctl(self->fd, _IOC(_IOC_READ, HTW_IOC_MAGIC, 0x00,
+					  HTW_INFO_SIZE_VER0), &old));
+	EXPECT_EQ(HTW_ABI_VERSION, old.info.version);
+	EXPECT_EQ(0xa5a5a5a5U, old.info.max_user_timers);
+	memset(&old, 0xa5, sizeof(old));
+	EXPECT_EQ(0, ioctl(self->fd, _IOC(_IOC_READ, HTW_IOC_MAGIC, 0x00,
+					  HTW_INFO_SIZE_VER1), &old));
+	EXPECT_NE(0xa5a5a5a5U, old.info.max_user_timers);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, old.info.max_user_bytes);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, old.after);
+
+	ASSERT_EQ(0, htw_get_info(self->fd, &now.info));
+	EXPECT_EQ(old.info.max_user_timers, now.info.max_user_timers);
+	EXPECT_LT(now.info.max_user_timers, now.info.max_user_bytes);
+	EXPECT_LE(now.info.user_bytes, now.info.max_user_bytes);
+	EXPECT_LE(now.info.user_timers, now.info.max_user_timers);
+}
+
 TEST_F(htw, relative_expiry_overflow_is_einval)
 {
 	EXPECT_EQ(-EINVAL, htw_arm_id(self->fd, 0, UINT64_MAX, 0, 0));

@@ -32,11 +32,11 @@
 
 FIXTURE(fault) {
 	int nth;		/* /proc/thread-self/fail-nth */
-	__u32 base_user;	/* the uid's user_timers before the test */
+	__u64 base_user;	/* the uid's user_bytes before the test */
 	unsigned int injected, sites;
 };
 
-static __u32 user_timers(void)
+static __u64 user_bytes(void)
 {
 	struct htw_info info = { 0 };
 	int fd = htw_open(O_CLOEXEC);
@@ -45,7 +45,7 @@ static __u32 user_timers(void)
 		htw_get_info(fd, &info);
 		close(fd);
 	}
-	return info.user_timers;
+	return info.user_bytes;
 }
 
 FIXTURE_SETUP(fault)
@@ -72,7 +72,7 @@ FIXTURE_SETUP(fault)
 		ASSERT_EQ(0, htw_write_file(knob, knobs[i][1]))
 			TH_LOG("cannot set %s", knob);
 	}
-	self->base_user = user_timers();
+	self->base_user = user_bytes();
 }
 
 FIXTURE_TEARDOWN(fault)
@@ -83,7 +83,7 @@ FIXTURE_TEARDOWN(fault)
 	TH_LOG("%u calls, %u of them with a fault injected", self->sites,
 	       self->injected);
 	/* Everything the failed calls allocated went back. */
-	EXPECT_EQ(self->base_user, user_timers());
+	EXPECT_EQ(self->base_user, user_bytes());
 }
 
 /*

@@ -1630,7 +1630,7 @@ TEST_F_TIMEOUT(htw, abi_fuzz, 1200)
 	__u64 calls, start, seconds;
 	long slab_before, slab_after;
 	struct htw_info info;
-	__u32 baseline;
+	__u64 baseline;
 	bool ok = true;
 	int fd, s;
 
@@ -1651,7 +1651,7 @@ TEST_F_TIMEOUT(htw, abi_fuzz, 1200)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, htw_get_info(fd, &info));
 	ASSERT_EQ(0, close(fd));
-	baseline = info.user_timers;
+	baseline = info.user_bytes;
 	fz->min_period = info.min_period_ns;
 	fz->max_timers = info.max_timers;
 	fz->slot_bits = 32 - __builtin_clz(info.max_timers);
@@ -1687,7 +1687,7 @@ TEST_F_TIMEOUT(htw, abi_fuzz, 1200)
 	slab_after = htw_meminfo("Slab") / 1024;
 	TH_LOG("Slab: %ld kB before, %ld kB after (for information)",
 	       slab_before, slab_after);
-	EXPECT_EQ(baseline, info.user_timers);
+	EXPECT_EQ(baseline, info.user_bytes);
 	EXPECT_EQ(0, info.nr_timers);
 	EXPECT_EQ(0, info.nr_queued);
 }

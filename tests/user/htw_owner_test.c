@@ -633,9 +633,12 @@ TEST_F_TIMEOUT(owner, killed_reader_loses_no_event, 600)
  * expiry wakes one of them: the others never leave their sleep, their
  * voluntary context switches do not move (a herd would move every one).
  * Then timers for all the others come due at once, while signals
- * interrupt them: each reader that returns, however it ends, wakes the
- * next while events are left, so every one gets its event; a wake lost
- * leaves readers asleep with events queued, and the case waits in vain.
+ * interrupt half of them for a while: each reader that returns, however
+ * it ends, wakes the next while events are left, so every one gets its
+ * event.  The other half are never interrupted: only a turn passed on
+ * wakes them, and a turn lost leaves them asleep with events queued, the
+ * case waiting in vain.  Meanwhile another thread asks HTW_IOC_INFO over
+ * and over, which turns the due timers into events as a read does.
  */
 #define NR_READERS		8
 
@@ -650,6 +653,17 @@ static struct turns turns;
 
 static void on_signal(int sig)
 {
+}
+
+/* HTW_IOC_INFO, over and over, until every reader has its event. */
+static void *turn_info(void *arg)
+{
+	struct htw_info info;
+
+	while (__atomic_load_n(&turns.got, __ATOMIC_SEQ_CST) < NR_READERS)
+		if (htw_get_info(turns.fd, &info))
+			__atomic_add_fetch(&turns.errors, 1, __ATOMIC_SEQ_CST);
+	return NULL;
 }
 
 static void *turn_reader(void *arg)
@@ -730,7 +744,7 @@ TEST_F_TIMEOUT(owner, blocked_readers_take_turns, 600)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	long long before[NR_READERS], after;
-	pthread_t thread[NR_READERS];
+	pthread_t thread[NR_READERS], info;
 	int i, moved = 0, tries;
 	__u64 expires;
 
@@ -771,10 +785,12 @@ TEST_F_TIMEOUT(owner, blocked_readers_take_turns, 600)
 	/* The others' events at once, their reads interrupted meanwhile. */
 	expires = htw_now(CLOCK_MONOTONIC) + 20 * MS;
 	ASSERT_EQ(NR_READERS - 1, arm_at(turns.fd, NR_READERS - 1, expires));
+	ASSERT_EQ(0, pthread_create(&info, NULL, turn_info, NULL));
 	for (tries = 0; tries < HTW_WAIT_MS &&
 	     __atomic_load_n(&turns.got, __ATOMIC_SEQ_CST) < NR_READERS; tries++) {
-		i = tries % NR_READERS;
-		if (!__atomic_load_n(&turns.done[i], __ATOMIC_SEQ_CST))
+		i = tries % (NR_READERS / 2);
+		if (tries < 100 &&
+		    !__atomic_load_n(&turns.done[i], __ATOMIC_SEQ_CST))
 			syscall(SYS_tgkill, getpid(), turns.tid[i], SIGUSR1);
 		usleep(1000);
 	}
@@ -782,6 +798,7 @@ TEST_F_TIMEOUT(owner, blocked_readers_take_turns, 600)
 		TH_LOG("readers asleep with events queued: a turn was lost");
 	for (i = 0; i < NR_READERS; i++)
 		pthread_join(thread[i], NULL);
+	pthread_join(info, NULL);
 	EXPECT_EQ(0, turns.errors);
 	close(turns.fd);
 }

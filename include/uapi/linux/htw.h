@@ -73,11 +73,11 @@
  * may be made, and wait for the next read.  Errors:
  *
  * - %EINVAL: the buffer is smaller than one record.
- * - %EAGAIN: no event is queued and the file is O_NONBLOCK.  A non-blocking
- *   read never waits for an event, but like a pipe's it waits for other
- *   users of the same file (an ioctl, another read) to finish.  A read
- *   that may not block at all (preadv2()'s RWF_NOWAIT, io_uring) fails
- *   with %EAGAIN then too.
+ * - %EAGAIN: no event is queued, no timer is due, and the file is
+ *   O_NONBLOCK.  A non-blocking read never waits for an event, but with one
+ *   queued or due, like a pipe's, it waits for other users of the same file
+ *   (an ioctl, another read) to finish.  A read that may not block at all
+ *   (preadv2()'s RWF_NOWAIT, io_uring) fails with %EAGAIN then too.
  * - %EINTR: a signal came while waiting, for an event or for another user
  *   of the file (the read restarts under SA_RESTART); or a fatal signal
  *   came while the read turned due timers into events (those it did not
@@ -147,8 +147,9 @@
  * @max_user_timers: @max_user_bytes in timers (its bytes divided by a
  *	timer's, rounded down, at most U32_MAX): what versions 2 and 3
  *	reported, kept for compatibility
- * @user_timers: @user_bytes in timers, rounded up, at most U32_MAX; kept
- *	for compatibility (version 2)
+ * @user_timers: @user_bytes in timers, rounded down as @max_user_timers is
+ *	(so that a user within the limit never reads more than it), at most
+ *	U32_MAX; kept for compatibility (version 2)
  * @max_user_bytes: the most memory one user (the uid that opened the
  *	file) may pin with its timers across all of its contexts, in bytes:
  *	each timer counts its size, each context's wheels and id nodes the
@@ -175,8 +176,10 @@ struct htw_info {
 	__u64 user_bytes;
 };
 
+/* The sizes struct htw_info has had: in ABI version 1, 2 and 3, and 4. */
 #define HTW_INFO_SIZE_VER0	48
-#define HTW_INFO_SIZE_VER1	64
+#define HTW_INFO_SIZE_VER1	56
+#define HTW_INFO_SIZE_VER2	72
 
 /**
  * struct htw_timer_spec - a timer to arm (HTW_IOC_ARM) or re-arm
