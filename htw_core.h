@@ -20,8 +20,9 @@
  * bucket of a higher level is moved down when its start passes, before its
  * timers are due, in batches too: a timer due at that start waits for the
  * moves of the timers ahead of it in the bucket.  (In UML, with a 1 ms
- * tick, 100,000 timers due at one instant: the first callback 1.1 ms after
- * the expiry, the last 6.1 ms; timer_list's, 16 and 20 ms.)  Arming and
+ * tick, 100,000 timers due at one instant: the first callback 0.4 to 1.1 ms
+ * after the expiry, the last 5.4 to 6.1 ms; timer_list's, 12 to 16 and 15
+ * to 20 ms.)  Arming and
  * cancelling are O(1) and never allocate (on a wheel that allocates its
  * levels on demand, htw_wheel_reserve() does, beforehand).  See the design
  * notes at the top of htw_core.c.
