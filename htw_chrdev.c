@@ -71,30 +71,37 @@ module_param(max_user_bytes, ulong, 0644);
 MODULE_PARM_DESC(max_user_bytes, "Most memory one user's timers and wheels may pin across all files, in bytes (0 at load: 4% of memory)");
 
 /*
+ * Bytes of a user's account in the unit of versions 2 and 3, timers' sizes:
+ * rounded down, the limit as what is held (so that a user within the
+ * limit never reads more than the limit), at most U32_MAX.
+ */
+static u32 htw_in_timers(unsigned long bytes)
+{
+	return min_t(unsigned long, U32_MAX, bytes / htw_ctx_timer_cost());
+}
+
+/*
  * The limit as it was first given, in timers: a timer's bytes each.  For
  * the scripts that set it so; it reads back rounded down.
  */
 static int htw_max_user_timers_set(const char *val,
 				   const struct kernel_param *kp)
 {
-	unsigned long bytes;
 	unsigned int n;
 	int ret;
 
 	ret = kstrtouint(val, 0, &n);
 	if (ret)
 		return ret;
-	if (check_mul_overflow((unsigned long)n, htw_ctx_timer_cost(), &bytes))
-		bytes = ULONG_MAX;
-	WRITE_ONCE(max_user_bytes, bytes);
+	/* Saturated, as a limit may be. */
+	WRITE_ONCE(max_user_bytes, size_mul(n, htw_ctx_timer_cost()));
 	return 0;
 }
 
 static int htw_max_user_timers_get(char *buf, const struct kernel_param *kp)
 {
-	return scnprintf(buf, PAGE_SIZE, "%lu\n",
-			 min_t(unsigned long, U32_MAX,
-			       READ_ONCE(max_user_bytes) / htw_ctx_timer_cost()));
+	return scnprintf(buf, PAGE_SIZE, "%u\n",
+			 htw_in_timers(READ_ONCE(max_user_bytes)));
 }
 
 static const struct kernel_param_ops htw_max_user_timers_ops = {
@@ -103,15 +110,6 @@ static const struct kernel_param_ops htw_max_user_timers_ops = {
 };
 module_param_cb(max_user_timers, &htw_max_user_timers_ops, NULL, 0644);
 MODULE_PARM_DESC(max_user_timers, "max_user_bytes in timers, for compatibility: writing n sets n timers' bytes");
-
-/*
- * What an account holds in the old unit, timers' bytes, rounded down as
- * the limit is, so that it never reads more than the limit in timers.
- */
-static unsigned long htw_user_timers(struct htw_user *user)
-{
-	return htw_user_bytes(user) / htw_ctx_timer_cost();
-}
 
 /* The share of memory one user's timers may pin by default, as epoll's. */
 #define HTW_USER_MEM_DIVISOR	25
@@ -256,10 +254,9 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 		   htw_user_bytes(htw_ctx_user(ctx)),
 		   READ_ONCE(max_user_bytes));
 	/* The same, in timers, for compatibility. */
-	seq_printf(m, "user_timers:\t%lu\nmax_user_timers:\t%lu\n",
-		   htw_user_timers(htw_ctx_user(ctx)),
-		   min_t(unsigned long, U32_MAX,
-			 READ_ONCE(max_user_bytes) / htw_ctx_timer_cost()));
+	seq_printf(m, "user_timers:\t%u\nmax_user_timers:\t%u\n",
+		   htw_in_timers(htw_user_bytes(htw_ctx_user(ctx))),
+		   htw_in_timers(READ_ONCE(max_user_bytes)));
 	/* Its wheels' hrtimers finding timers due; its waiters woken. */
 	wakes = htw_ctx_wakes(ctx, &wakeups);
 	seq_printf(m, "wakes:\t%llu\nwakeups:\t%llu\n", wakes, wakeups);
@@ -296,9 +293,8 @@ static int htw_ioctl_info(struct htw_ctx *ctx, void __user *argp,
 	htw_ctx_counts(ctx, &info.nr_timers, &info.nr_queued);
 	info.max_user_bytes = READ_ONCE(max_user_bytes);
 	info.user_bytes = htw_user_bytes(user);
-	info.max_user_timers = min_t(u64, U32_MAX, info.max_user_bytes /
-						   htw_ctx_timer_cost());
-	info.user_timers = min_t(unsigned long, htw_user_timers(user), U32_MAX);
+	info.max_user_timers = htw_in_timers(info.max_user_bytes);
+	info.user_timers = htw_in_timers(info.user_bytes);
 	return htw_copy_out(argp, usize, &info, sizeof(info));
 }
 

@@ -120,18 +120,26 @@
  * An expiry run works in batches: each makes at most expire_budget
  * callbacks and moves at most HTW_MOVES_PER_CALLBACK times as many timers
  * out of expired buckets.  The run goes on, batch after batch, while work
- * remains and it has lasted less than HTW_RUN_NS; then, if timers remain
- * due or a bucket is left half emptied, the hrtimer is re-armed for "now"
- * and the next run, a new softirq, continues where this one stopped.
+ * remains and its pass of the softirq (below) has lasted less than
+ * HTW_RUN_NS; then, if timers remain due or a bucket is left half emptied,
+ * the hrtimer is re-armed for "now" and the next run, a new softirq,
+ * continues where this one stopped.
  *
  * The bound is in time because what a run must not do is keep the CPU from
- * everything else for long, and that is a time.  And it is the CPU's, not
- * the wheel's: every wheel whose hrtimer expires in one pass of a CPU's
- * hrtimer softirq shares one HTW_RUN_NS, so that F wheels due at one
- * instant keep the CPU HTW_RUN_NS, not F times that.  The pass is told by
- * the CPU's count of HRTIMER_SOFTIRQ runs, which changes from one pass to
- * the next; a wheel whose hrtimer finds the pass's time spent runs
- * nothing, and re-arms its hrtimer for the next pass (a "yield").
+ * everything else for long, and that is a time.  A bound in callbacks
+ * alone cost throughput: every run pays for a softirq and for programming
+ * the hrtimer (under emulation, most of its cost), and with 128 callbacks a
+ * run, a million timers due over a second made some 7,800 runs more than
+ * needed.  A manual wheel's run (htw_advance()) is one batch: its caller
+ * paces it.
+ *
+ * And the bound is the CPU's, not the wheel's: every wheel whose hrtimer
+ * expires in one pass of a CPU's hrtimer softirq shares one HTW_RUN_NS, so
+ * that F wheels due at one instant keep the CPU HTW_RUN_NS, not F times
+ * that.  The pass is told by the CPU's count of HRTIMER_SOFTIRQ runs, which
+ * changes from one pass to the next; a wheel whose hrtimer finds the pass's
+ * time spent runs nothing, and re-arms its hrtimer for the next pass (a
+ * "yield").
  *
  * The wheels take turns, whatever order the hrtimer softirq finds them in
  * (all expired timers of CLOCK_MONOTONIC come before CLOCK_BOOTTIME's,
@@ -142,15 +150,10 @@
  * waited longest runs next, and each of F wheels with more work than a
  * pass runs once in F passes.  A pass in which no wheel may run (the one
  * that may was cancelled meanwhile) leaves the next pass to the
- * longest-waiting of those that yielded in it.  A yield
- * costs a lock and an hrtimer re-arm, not counted against the pass: the
- * wheels run by their hrtimer are made by kernel code, a handful at a
- * time, where a user's wheels are run by their owner (below).  A bound in callbacks
- * alone cost throughput: every run pays for a softirq and for programming
- * the hrtimer (under emulation, most of its cost), and with 128 callbacks a
- * run, a million timers due over a second made some 7,800 runs more than
- * needed.  A manual wheel's run (htw_advance()) is one batch: its caller
- * paces it.
+ * longest-waiting of those that yielded in it.  A yield costs a lock and
+ * an hrtimer re-arm, not counted against the pass: the wheels run by their
+ * hrtimer are made by kernel code, a handful at a time, where a user's
+ * wheels are run by their owner (above).
  *
  * A callback runs without the wheel's lock, with the wheel's @running
  * pointing at its timer (or, on a wheel of HTW_WHEEL_LOCKED_CALLBACKS,

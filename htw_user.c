@@ -53,13 +53,16 @@
 
 /**
  * struct htw_user - the memory one uid of one user namespace holds
- * @node: in htw_users
- * @ns: the namespace, referenced
- * @uid: the user
- * @refs: open files of the account, and accounts whose parent it is
- * @bytes: what the account holds, its namespaces' below included
- * @parent: the account of @ns's owner in @ns's parent; NULL in the
- *	initial namespace, and in a namespace root made
+ * @node: in htw_users, under htw_users_lock
+ * @ns: the namespace, referenced; set before the account is in the table,
+ *	never changed after
+ * @uid: the user; the same
+ * @refs: open files of the account, and accounts whose parent it is; it
+ *	reaches zero only under htw_users_lock
+ * @bytes: what the account holds, its namespaces' below included; atomic,
+ *	no lock
+ * @parent: the account of @ns's owner in @ns's parent, referenced; NULL
+ *	in the initial namespace, and in a namespace root made; never changed
  */
 struct htw_user {
 	struct hlist_node node;
@@ -73,6 +76,11 @@ struct htw_user {
 #define HTW_USERS_BITS	7
 
 static DEFINE_HASHTABLE(htw_users, HTW_USERS_BITS);
+/*
+ * Protects htw_users and each account's @node in it, and the last put of
+ * an account's @refs.  Taken alone, never with another lock held, for an
+ * O(1) look-up, insert or removal.
+ */
 static DEFINE_SPINLOCK(htw_users_lock);
 
 static unsigned long htw_user_key(struct user_namespace *ns, kuid_t uid)

@@ -23,7 +23,6 @@
 #define MS			NSEC_PER_MSEC
 #define NOBODY			65534
 #define VICTIM			60002
-#define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_bytes"
 #define WHEELS			"/sys/kernel/debug/htw/wheels"
 
 #define NR_ATTACK		100000
@@ -39,19 +38,13 @@ FIXTURE(htw) {
 
 FIXTURE_SETUP(htw)
 {
-	self->user_limit = htw_read_number(USER_LIMIT_PARAM);
+	self->user_limit = htw_read_number(HTW_PARAM_USER_BYTES);
 	ASSERT_LE(0, self->user_limit);
 }
 
 FIXTURE_TEARDOWN(htw)
 {
-	htw_write_number(USER_LIMIT_PARAM, self->user_limit);
-}
-
-static void become(uid_t uid)
-{
-	if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
-		_exit(100);
+	htw_write_number(HTW_PARAM_USER_BYTES, self->user_limit);
 }
 
 /* Wait for a child; return its exit status, or 200 + signal. */
@@ -62,33 +55,6 @@ static int reap(pid_t pid)
 	if (waitpid(pid, &status, 0) != pid)
 		return 255;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
-}
-
-/* Arm @n timers through batches; return how many were armed. */
-static long arm_many(int fd, __u32 n, __u64 expires, __u64 period,
-		     __u32 flags)
-{
-	static struct htw_op ops[4096];
-	long armed = 0;
-	__u32 i, chunk;
-
-	while (armed < n) {
-		chunk = n - armed < 4096 ? n - armed : 4096;
-		for (i = 0; i < chunk; i++)
-			ops[i] = (struct htw_op) {
-				.op = HTW_OP_ARM,
-				.spec = { .flags = flags, .expires = expires,
-					  .period = period },
-			};
-		if (htw_batch(fd, ops, chunk) != chunk)
-			return -EIO;
-		for (i = 0; i < chunk; i++) {
-			if (ops[i].result)
-				return armed ? armed : ops[i].result;
-			armed++;
-		}
-	}
-	return armed;
 }
 
 TEST(stale_id_after_read_is_enoent)
@@ -267,7 +233,7 @@ static int run_victim(__u64 *out)
 	pid = fork();
 	if (!pid) {
 		close(p[0]);
-		become(VICTIM);
+		htw_become(VICTIM);
 		rc = victim(out);
 		if (!rc && write(p[1], out, 3 * sizeof(*out)) != 3 * sizeof(*out))
 			rc = 5;
@@ -366,12 +332,12 @@ TEST_F_TIMEOUT(htw, unread_periodic_timers_of_one_user_do_not_delay_another, 300
 	ASSERT_LE(0, attacker);
 	if (!attacker) {
 		close(ready[0]);
-		become(NOBODY);
+		htw_become(NOBODY);
 		fd = htw_open(O_CLOEXEC);
 		if (fd < 0)
 			_exit(1);
-		armed = arm_many(fd, NR_ATTACK, info.min_period_ns,
-				 info.min_period_ns, 0);
+		armed = htw_arm_many(fd, NR_ATTACK, info.min_period_ns,
+				     info.min_period_ns, 0);
 		/* Ready once every timer has expired once, and parked. */
 		for (i = 0; armed == NR_ATTACK && i < 6000; i++) {
 			if (htw_get_info(fd, &info) || info.nr_queued == NR_ATTACK)
@@ -442,7 +408,7 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 	pid_t pid, other;
 	char c = 0;
 
-	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, 100000000));
+	ASSERT_EQ(0, htw_write_number(HTW_PARAM_USER_BYTES, 100000000));
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(done));
 
@@ -454,7 +420,7 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 
 		close(done[0]);
 		close(go[1]);
-		become(NOBODY);
+		htw_become(NOBODY);
 		a = htw_open(O_CLOEXEC);
 		b = htw_open(O_CLOEXEC);
 		if (a < 0 || b < 0)
@@ -479,8 +445,8 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 		    read(go[0], &c, 1) != 1)
 			_exit(3);
 
-		if (arm_many(a, 59, NSEC_PER_SEC, 0, 0) != 59 ||
-		    arm_many(b, 39, NSEC_PER_SEC, 0, 0) != 39)
+		if (htw_arm_many(a, 59, NSEC_PER_SEC, 0, 0) != 59 ||
+		    htw_arm_many(b, 39, NSEC_PER_SEC, 0, 0) != 39)
 			_exit(4);
 		if (htw_arm_id(b, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC ||
 		    htw_arm_id(a, 0, NSEC_PER_SEC, 0, 0) != -ENOSPC)
@@ -500,7 +466,7 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 		close(a);
 		if (htw_get_info(b, &info) ||
 		    info.user_bytes != full - 59 * timer - file ||
-		    arm_many(b, 59, NSEC_PER_SEC, 0, 0) != 59)
+		    htw_arm_many(b, 59, NSEC_PER_SEC, 0, 0) != 59)
 			_exit(9);
 		_exit(0);
 	}
@@ -509,7 +475,7 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 	ASSERT_EQ(sizeof(base), read(done[0], base, sizeof(base)));
 	TH_LOG("two files with a timer each count %llu bytes; a timer %llu",
 	       base[0], base[1]);
-	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, base[0] + 98 * base[1]));
+	ASSERT_EQ(0, htw_write_number(HTW_PARAM_USER_BYTES, base[0] + 98 * base[1]));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(1, read(done[0], &c, 1));
 
@@ -517,9 +483,9 @@ TEST_F(htw, user_limit_spans_files_and_not_users)
 	other = fork();
 	ASSERT_LE(0, other);
 	if (!other) {
-		become(VICTIM);
+		htw_become(VICTIM);
 		fd = htw_open(O_CLOEXEC);
-		_exit(fd < 0 || arm_many(fd, 100, NSEC_PER_SEC, 0, 0) != 100);
+		_exit(fd < 0 || htw_arm_many(fd, 100, NSEC_PER_SEC, 0, 0) != 100);
 	}
 	EXPECT_EQ(0, reap(other));
 	ASSERT_EQ(1, write(go[1], &c, 1));
@@ -571,7 +537,7 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 		int fds[8], i;
 
 		close(p[0]);
-		become(NOBODY);
+		htw_become(NOBODY);
 		armed = 0;
 		for (i = 0; i < 8; i++) {
 			long n;
@@ -579,8 +545,8 @@ TEST_F_TIMEOUT(htw, default_user_limit_bounds_the_memory_one_user_pins, 120)
 			fds[i] = htw_open(O_CLOEXEC);
 			if (fds[i] < 0)
 				_exit(1);
-			n = arm_many(fds[i], info.max_user_timers / 4,
-				     3600 * NSEC_PER_SEC, 0, 0);
+			n = htw_arm_many(fds[i], info.max_user_timers / 4,
+					 3600 * NSEC_PER_SEC, 0, 0);
 			if (n < 0 && n != -ENOSPC)
 				_exit(3);
 			if (n > 0)

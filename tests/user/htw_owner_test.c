@@ -27,9 +27,6 @@
 
 #define MS			NSEC_PER_MSEC
 #define NOBODY			65534
-/* The limit, kept in bytes; set here in timers, as version 3 had it. */
-#define USER_BYTES_PARAM	"/sys/module/htw/parameters/max_user_bytes"
-#define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_timers"
 
 #define NR_WATCHES		20000
 #define WATCHES_EACH		4000
@@ -47,59 +44,15 @@ FIXTURE(owner) {
 /* Room for the long cases' timers, and the limit put back after. */
 FIXTURE_SETUP(owner)
 {
-	self->user_limit = htw_read_number(USER_BYTES_PARAM);
+	self->user_limit = htw_read_number(HTW_PARAM_USER_BYTES);
 	ASSERT_LE(0, self->user_limit);
-	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM,
+	ASSERT_EQ(0, htw_write_number(HTW_PARAM_USER_TIMERS,
 				      MANY_FILES * PER_FILE + 4 * NR_UNREAD));
 }
 
 FIXTURE_TEARDOWN(owner)
 {
-	htw_write_number(USER_BYTES_PARAM, self->user_limit);
-}
-
-/* A number from the file's fdinfo, or -1. */
-static long long fdinfo_value(int fd, const char *key)
-{
-	char path[64], line[128];
-	long long v = -1;
-	size_t len = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			v = strtoll(line + len + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
-/* Arm @n one-shot timers due at @expires; return how many were armed. */
-static long arm_at(int fd, unsigned int n, __u64 expires)
-{
-	static struct htw_op ops[4096];
-	unsigned int i, chunk;
-	long armed = 0;
-
-	while (armed < n) {
-		chunk = n - armed < 4096 ? n - armed : 4096;
-		for (i = 0; i < chunk; i++)
-			ops[i] = (struct htw_op) {
-				.op = HTW_OP_ARM,
-				.spec = { .flags = HTW_TIMER_ABSTIME,
-					  .expires = expires },
-			};
-		if (htw_batch(fd, ops, chunk) != (int)chunk)
-			return -EIO;
-		for (i = 0; i < chunk; i++)
-			if (ops[i].result)
-				return ops[i].result;
-		armed += chunk;
-	}
-	return armed;
+	htw_write_number(HTW_PARAM_USER_BYTES, self->user_limit);
 }
 
 /*
@@ -178,12 +131,14 @@ static int burst(struct __test_metadata *_metadata, int fd, const char *what,
 	__u64 expires, late, last;
 	int rc;
 
-	cost->wakes = -fdinfo_value(fd, "wakes");
-	cost->wakeups = -fdinfo_value(fd, "wakeups");
+	cost->wakes = -htw_fdinfo_value(fd, "wakes");
+	cost->wakeups = -htw_fdinfo_value(fd, "wakeups");
 	expires = htw_now(CLOCK_MONOTONIC) + 300 * MS;
-	if (arm_at(fd, NR_BURST, expires) != NR_BURST)
+	if (htw_arm_many(fd, NR_BURST, expires, 0, HTW_TIMER_ABSTIME) !=
+	    NR_BURST)
 		return -1;
-	pthread_create(&s.thread, NULL, sleeper_fn, &s);
+	if (pthread_create(&s.thread, NULL, sleeper_fn, &s))
+		return -1;
 	rc = read_burst(fd, NR_BURST, expires, &late, &last);
 	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(s.thread, NULL);
@@ -193,15 +148,9 @@ static int burst(struct __test_metadata *_metadata, int fd, const char *what,
 	       what, late / 1000, last / 1000);
 	TH_LOG("%s: after the expiry; a 1 ms sleeper held off %llu us", what,
 	       s.worst / 1000);
-	cost->wakes += fdinfo_value(fd, "wakes");
-	cost->wakeups += fdinfo_value(fd, "wakeups");
+	cost->wakes += htw_fdinfo_value(fd, "wakes");
+	cost->wakeups += htw_fdinfo_value(fd, "wakeups");
 	return 0;
-}
-
-static void become(uid_t uid)
-{
-	if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
-		_exit(100);
 }
 
 /*
@@ -220,7 +169,7 @@ static void watch(int fd, int each, int ready, int stop, int report)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	become(NOBODY);
+	htw_become(NOBODY);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	ev = (struct epoll_event){ .events = EPOLLIN, .data.u32 = UINT32_MAX };
 	if (!evs || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, stop, &ev))
@@ -340,7 +289,7 @@ static long long settled_wakes(int fd)
 	int i;
 
 	for (i = 0; i < HTW_WAIT_MS / 50; i++) {
-		w = fdinfo_value(fd, "wakes");
+		w = htw_fdinfo_value(fd, "wakes");
 		if (w > 0 && w == before)
 			return w;
 		before = w;
@@ -369,7 +318,8 @@ static void unread(struct __test_metadata *_metadata, int files,
 	for (i = 0; i < files; i++) {
 		fd[i] = htw_open(O_CLOEXEC);
 		ASSERT_LE(0, fd[i]);
-		ASSERT_EQ(per_file, arm_at(fd[i], per_file, expires));
+		ASSERT_EQ(per_file, htw_arm_many(fd[i], per_file, expires, 0,
+						 HTW_TIMER_ABSTIME));
 	}
 	/* Each file due, and told so. */
 	for (i = 0; i < files; i++) {
@@ -381,8 +331,8 @@ static void unread(struct __test_metadata *_metadata, int files,
 	usleep(500 * 1000);
 	irq = softirq_ticks() - irq;
 	for (i = 0; i < files; i++) {
-		wakes2 += fdinfo_value(fd[i], "wakes");
-		queued += fdinfo_value(fd[i], "queued");
+		wakes2 += htw_fdinfo_value(fd[i], "wakes");
+		queued += htw_fdinfo_value(fd[i], "queued");
 	}
 	TH_LOG("%d x %d timers due, not read for 500 ms: %lld wakes,", files,
 	       per_file, wakes);
@@ -445,11 +395,12 @@ static void many_wheels(struct __test_metadata *_metadata, int files,
 	if (!pid) {
 		int *fds = calloc(files, sizeof(*fds)), n = 0;
 
-		become(NOBODY);
+		htw_become(NOBODY);
 		for (i = 0; fds && i < files; i++) {
 			fds[i] = htw_open(O_CLOEXEC);
 			if (fds[i] < 0 ||
-			    arm_at(fds[i], PER_FILE, expires) != PER_FILE)
+			    htw_arm_many(fds[i], PER_FILE, expires, 0,
+					 HTW_TIMER_ABSTIME) != PER_FILE)
 				_exit(1);
 		}
 		for (i = 0; fds && i < files; i++)
@@ -587,7 +538,8 @@ TEST_F_TIMEOUT(owner, killed_reader_loses_no_event, 600)
 	memset(ev, 0, size);
 	ids = calloc(NR_KILLED, sizeof(*ids));
 	ASSERT_NE(NULL, ids);
-	ASSERT_EQ(NR_KILLED, arm_at(pfd.fd, NR_KILLED, 0));
+	ASSERT_EQ(NR_KILLED, htw_arm_many(pfd.fd, NR_KILLED, 0, 0,
+					  HTW_TIMER_ABSTIME));
 	ASSERT_EQ(1, poll(&pfd, 1, HTW_WAIT_MS));
 
 	ASSERT_EQ(0, pipe(go));
@@ -784,7 +736,8 @@ TEST_F_TIMEOUT(owner, blocked_readers_take_turns, 600)
 
 	/* The others' events at once, their reads interrupted meanwhile. */
 	expires = htw_now(CLOCK_MONOTONIC) + 20 * MS;
-	ASSERT_EQ(NR_READERS - 1, arm_at(turns.fd, NR_READERS - 1, expires));
+	ASSERT_EQ(NR_READERS - 1, htw_arm_many(turns.fd, NR_READERS - 1,
+					       expires, 0, HTW_TIMER_ABSTIME));
 	ASSERT_EQ(0, pthread_create(&info, NULL, turn_info, NULL));
 	for (tries = 0; tries < HTW_WAIT_MS &&
 	     __atomic_load_n(&turns.got, __ATOMIC_SEQ_CST) < NR_READERS; tries++) {

@@ -181,4 +181,71 @@ static inline int htw_test_main(int argc, char **argv)
 	return test_harness_run(argc, argv);
 }
 
+/*
+ * For the tests that play other users (they run as root) and count what a
+ * user holds: the per-user limit, in bytes and, as versions 2 and 3 had
+ * it, in timers.
+ */
+#define HTW_PARAM_USER_BYTES	"/sys/module/htw/parameters/max_user_bytes"
+#define HTW_PARAM_USER_TIMERS	"/sys/module/htw/parameters/max_user_timers"
+
+/*
+ * Become @uid, group and user, for good (root's setgid() and setuid() set
+ * the real, effective and saved ids); exit with 100 if not allowed.
+ */
+static inline void htw_become(uid_t uid)
+{
+	if (setgid(uid) || setuid(uid))
+		_exit(100);
+}
+
+/* A number from the fdinfo of @fd, the line "@key:\t...", or -1. */
+static inline long long htw_fdinfo_value(int fd, const char *key)
+{
+	char path[64], line[128];
+	size_t len = strlen(key);
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':')
+			v = strtoll(line + len + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Arm @n timers of @expires, @period and @flags through batches of 4,096:
+ * how many were armed, or the error of the first if none was.
+ */
+static inline long htw_arm_many(int fd, __u32 n, __u64 expires,
+				__u64 period, __u32 flags)
+{
+	static struct htw_op ops[4096];
+	long armed = 0;
+	__u32 i, chunk;
+
+	while (armed < n) {
+		chunk = n - armed < 4096 ? n - armed : 4096;
+		for (i = 0; i < chunk; i++)
+			ops[i] = (struct htw_op) {
+				.op = HTW_OP_ARM,
+				.spec = { .flags = flags, .expires = expires,
+					  .period = period },
+			};
+		if (htw_batch(fd, ops, chunk) != chunk)
+			return -EIO;
+		for (i = 0; i < chunk; i++) {
+			if (ops[i].result)
+				return armed ? armed : ops[i].result;
+			armed++;
+		}
+	}
+	return armed;
+}
+
 #endif /* _HTW_USER_H */

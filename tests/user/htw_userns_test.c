@@ -15,9 +15,6 @@
 #include "kselftest_harness.h"
 #include "htw_user.h"
 
-/* The limit, kept in bytes; set here in timers, as version 3 had it. */
-#define USER_BYTES_PARAM	"/sys/module/htw/parameters/max_user_bytes"
-#define USER_LIMIT_PARAM	"/sys/module/htw/parameters/max_user_timers"
 #define OWNER			60010
 #define BASE			300000	/* the owner's subordinate range */
 #define NR_UIDS			8
@@ -29,20 +26,14 @@ FIXTURE(userns) {
 
 FIXTURE_SETUP(userns)
 {
-	self->user_limit = htw_read_number(USER_BYTES_PARAM);
+	self->user_limit = htw_read_number(HTW_PARAM_USER_BYTES);
 	ASSERT_LE(0, self->user_limit);
-	ASSERT_EQ(0, htw_write_number(USER_LIMIT_PARAM, LIMIT));
+	ASSERT_EQ(0, htw_write_number(HTW_PARAM_USER_TIMERS, LIMIT));
 }
 
 FIXTURE_TEARDOWN(userns)
 {
-	htw_write_number(USER_BYTES_PARAM, self->user_limit);
-}
-
-static void become(uid_t uid)
-{
-	if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
-		_exit(100);
+	htw_write_number(HTW_PARAM_USER_BYTES, self->user_limit);
 }
 
 /* Arm timers an hour away until the account is full; return how many. */
@@ -58,15 +49,9 @@ static long fill(int fd)
 static int write_file(pid_t pid, const char *name, const char *text)
 {
 	char path[64];
-	FILE *f;
-	int ok;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
-	f = fopen(path, "we");
-	if (!f)
-		return -1;
-	ok = fputs(text, f) >= 0;
-	return fclose(f) || !ok ? -1 : 0;
+	return htw_write_file(path, text);
 }
 
 /*
@@ -130,7 +115,7 @@ static long owner_view(void)
 	if (!pid) {
 		int fd;
 
-		become(OWNER);
+		htw_become(OWNER);
 		fd = htw_open(O_CLOEXEC);
 		v = fd < 0 || htw_get_info(fd, &info) ? -1 : info.user_timers;
 		_exit(write(sums[1], &v, sizeof(v)) != sizeof(v));
@@ -157,7 +142,7 @@ TEST_F(userns, namespace_uids_share_their_owner_limit)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		close(hold[1]);
-		become(OWNER);
+		htw_become(OWNER);
 		c = unshare(CLONE_NEWUSER) ? 'e' : 'u';
 		if (write(go[1], &c, 1) != 1 || c == 'e')
 			_exit(1);
