@@ -2,11 +2,12 @@
 /*
  * /dev/htw: timers of the wheel for user space
  *
- * Each open file is a context (htw_ctx.c), with wheels of its own, and is
- * charged to the account of the uid that opened it (htw_user.c).  This file
- * is the glue between them and user space: module parameters, the misc
- * device, and the ioctls, which copy their arguments in and out and leave
- * the rest to the context.
+ * Each open file is a context (htw_ctx.c), with wheels of its own, and,
+ * once the program asks, ring timers in memory it shares with the program
+ * (htw_ring.c); both are charged to the account of the uid that opened it
+ * (htw_user.c).  This file is the glue between them and user space: module
+ * parameters, the misc device, and the ioctls, which copy their arguments
+ * in and out and leave the rest to the context or the ring timers.
  *
  * Every ioctl validates in the same order: the size the command carries,
  * then the copy (-EFAULT), then flags and reserved fields (-EINVAL), then
@@ -43,6 +44,7 @@
 
 #include "htw_core.h"
 #include "htw_ctx.h"
+#include "htw_ring.h"
 #include "htw_user.h"
 
 static unsigned long long tick_ns = NSEC_PER_MSEC;
@@ -186,6 +188,32 @@ static void htw_spec_from_timens(struct htw_timer_spec *spec)
 							 HTW_CTX_MONOTONIC));
 }
 
+/**
+ * struct htw_file - an open /dev/htw
+ * @ctx: its context
+ * @ring: its ring timers, or NULL before HTW_IOC_RING_SETUP: set once,
+ *	with cmpxchg(), and read with smp_load_acquire()
+ * @mono_offset: CLOCK_MONOTONIC's offset in the opener's time namespace
+ */
+struct htw_file {
+	struct htw_ctx *ctx;
+	struct htw_ring *ring;
+	s64 mono_offset;
+};
+
+static struct htw_ctx *htw_file_ctx(struct file *file)
+{
+	return ((struct htw_file *)file->private_data)->ctx;
+}
+
+static struct htw_ring *htw_file_ring(struct file *file)
+{
+	struct htw_file *hf = file->private_data;
+
+	/* Pairs with the cmpxchg() of htw_ioctl_ring_setup(). */
+	return smp_load_acquire(&hf->ring);
+}
+
 /*
  * The timers of a file are charged to the real uid that opened it, and its
  * events report times in the opener's time namespace.
@@ -193,33 +221,49 @@ static void htw_spec_from_timens(struct htw_timer_spec *spec)
 static int htw_open(struct inode *inode, struct file *file)
 {
 	struct htw_ctx_params params = htw_params;
-	struct htw_ctx *ctx;
-	int i;
+	struct htw_file *hf;
+	int i, ret;
 
 	for (i = 0; i < HTW_CTX_NR_CLOCKS; i++)
 		params.time_offset[i] = htw_timens_offset(i);
 
-	params.user = htw_user_get(current_user_ns(), current_uid());
-	if (!params.user)
+	hf = kzalloc(sizeof(*hf), GFP_KERNEL_ACCOUNT);
+	if (!hf)
 		return -ENOMEM;
-	ctx = htw_ctx_create(&params);
-	if (IS_ERR(ctx)) {
-		htw_user_put(params.user);
-		return PTR_ERR(ctx);
+	hf->mono_offset = params.time_offset[HTW_CTX_MONOTONIC];
+	params.user = htw_user_get(current_user_ns(), current_uid());
+	if (!params.user) {
+		ret = -ENOMEM;
+		goto err_free_file;
 	}
-	file->private_data = ctx;
+	hf->ctx = htw_ctx_create(&params);
+	if (IS_ERR(hf->ctx)) {
+		ret = PTR_ERR(hf->ctx);
+		goto err_put_user;
+	}
+	file->private_data = hf;
 	/* read() honours IOCB_NOWAIT (RWF_NOWAIT, io_uring): htw_ctx_read(). */
 	file->f_mode |= FMODE_NOWAIT;
 	return stream_open(inode, file);
+
+err_put_user:
+	htw_user_put(params.user);
+err_free_file:
+	kfree(hf);
+	return ret;
 }
 
+/* Called once the file is closed and no mapping of it is left. */
 static int htw_release(struct inode *inode, struct file *file)
 {
-	struct htw_ctx *ctx = file->private_data;
-	struct htw_user *user = htw_ctx_user(ctx);
+	struct htw_file *hf = file->private_data;
+	struct htw_user *user = htw_ctx_user(hf->ctx);
 
-	htw_ctx_destroy(ctx);
+	if (hf->ring)
+		htw_ring_destroy(hf->ring);
+	htw_ctx_destroy(hf->ctx);
 	htw_user_put(user);
+	kfree(hf);
 	return 0;
 }
 
@@ -232,19 +276,35 @@ static ssize_t htw_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		flags |= HTW_CTX_READ_NONBLOCK;
 	if (iocb->ki_flags & IOCB_NOWAIT)
 		flags |= HTW_CTX_READ_NOWAIT;
-	return htw_ctx_read(file->private_data, to, flags);
+	return htw_ctx_read(htw_file_ctx(file), to, flags);
 }
 
 static __poll_t htw_poll(struct file *file, struct poll_table_struct *wait)
 {
-	return htw_ctx_poll(file->private_data, file, wait);
+	struct htw_ring *ring = htw_file_ring(file);
+	__poll_t mask = htw_ctx_poll(htw_file_ctx(file), file, wait);
+
+	if (ring)
+		mask |= htw_ring_poll(ring, file, wait);
+	return mask;
+}
+
+/* A part of the ring timers' shared memory: see htw_ring_mmap(). */
+static int htw_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct htw_ring *ring = htw_file_ring(file);
+
+	if (!ring)
+		return -ENXIO;
+	return htw_ring_mmap(ring, vma);
 }
 
 /* The file's timers and events, and the limits they count against. */
 static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 {
-	struct htw_ctx *ctx = file->private_data;
-	u32 nr_timers, nr_queued;
+	struct htw_ctx *ctx = htw_file_ctx(file);
+	struct htw_ring *ring = htw_file_ring(file);
+	u32 nr_timers, nr_queued, nr_slots, nr_armed, nr_waiting;
 	u64 wakes, wakeups;
 
 	htw_ctx_counts(ctx, &nr_timers, &nr_queued);
@@ -260,6 +320,11 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 	/* Its wheels' hrtimers finding timers due; its waiters woken. */
 	wakes = htw_ctx_wakes(ctx, &wakeups);
 	seq_printf(m, "wakes:\t%llu\nwakeups:\t%llu\n", wakes, wakeups);
+	if (!ring)
+		return;
+	htw_ring_counts(ring, &nr_slots, &nr_armed, &nr_waiting);
+	seq_printf(m, "ring_slots:\t%u\nring_armed:\t%u\nring_waiting:\t%u\n",
+		   nr_slots, nr_armed, nr_waiting);
 }
 
 /* Root's view of every wheel: htw_wheels_fops over htw_wheels_sops. */
@@ -530,9 +595,61 @@ static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
 	return done;
 }
 
+/*
+ * Create the file's ring timers, once: the sizes written back before they
+ * are published, so that a setup that cannot write them leaves none.
+ */
+static int htw_ioctl_ring_setup(struct file *file, void __user *argp,
+				size_t usize)
+{
+	struct htw_file *hf = file->private_data;
+	struct htw_ring_params params = {
+		.wheel		= htw_params.wheel,
+		.max_slots	= max_timers,
+		.time_offset	= hf->mono_offset,
+		.user		= htw_ctx_user(hf->ctx),
+		.max_user_bytes	= &max_user_bytes,
+	};
+	struct htw_ring_setup setup;
+	struct htw_ring *ring;
+	int ret;
+
+	ret = htw_copy_in(&setup, sizeof(setup), argp, usize,
+			  HTW_RING_SETUP_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (htw_file_ring(file))
+		return -EBUSY;
+	ring = htw_ring_create(&params, &setup);
+	if (IS_ERR(ring))
+		return PTR_ERR(ring);
+	ret = htw_copy_out(argp, usize, &setup, sizeof(setup));
+	if (!ret && cmpxchg(&hf->ring, NULL, ring))
+		ret = -EBUSY;
+	if (ret)
+		htw_ring_destroy(ring);
+	return ret;
+}
+
+static int htw_ioctl_ring_enter(struct file *file, void __user *argp,
+				size_t usize)
+{
+	struct htw_ring *ring = htw_file_ring(file);
+	struct htw_ring_enter enter;
+	int ret;
+
+	ret = htw_copy_in(&enter, sizeof(enter), argp, usize,
+			  HTW_RING_ENTER_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (!ring)
+		return -ENXIO;
+	return htw_ring_enter(ring, &enter);
+}
+
 static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct htw_ctx *ctx = file->private_data;
+	struct htw_ctx *ctx = htw_file_ctx(file);
 	void __user *argp = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);
 
@@ -547,6 +664,10 @@ static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return htw_ioctl_cancel(ctx, argp, usize);
 	case HTW_IOC_CMD(HTW_IOC_BATCH):
 		return htw_ioctl_batch(ctx, argp, usize);
+	case HTW_IOC_CMD(HTW_IOC_RING_SETUP):
+		return htw_ioctl_ring_setup(file, argp, usize);
+	case HTW_IOC_CMD(HTW_IOC_RING_ENTER):
+		return htw_ioctl_ring_enter(file, argp, usize);
 	default:
 		return -ENOIOCTLCMD;
 	}
@@ -558,6 +679,7 @@ static const struct file_operations htw_fops = {
 	.release	= htw_release,
 	.read_iter	= htw_read_iter,
 	.poll		= htw_poll,
+	.mmap		= htw_mmap,
 	.unlocked_ioctl	= htw_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= htw_show_fdinfo,

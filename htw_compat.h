@@ -11,6 +11,7 @@
 #define _HTW_COMPAT_H
 
 #include <linux/hrtimer.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 
 /* 6.13 added hrtimer_setup(), which sets the callback; 6.15 removed hrtimer_init(). */
@@ -29,6 +30,19 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define HTW_IMPORT_KUNIT_NS()	MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
 #else
 #define HTW_IMPORT_KUNIT_NS()	MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
+/* 6.3 made a vma's flags change through vm_flags_set() and vm_flags_clear(). */
+#ifndef HTW_HAVE_VM_FLAGS_SET
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
 #endif
 
 #endif /* _HTW_COMPAT_H */

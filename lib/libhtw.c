@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,4 +172,142 @@ int htw_oplist_submit(int fd, struct htw_oplist *list)
 			break;
 	}
 	return done;
+}
+
+/*
+ * The rings' indices are shared with the kernel: a producer stores its
+ * tail with a release after its entries, a consumer loads the other's
+ * tail with an acquire before the entries and stores its head with a
+ * release after them (see <linux/htw.h>).
+ */
+#define htw_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define htw_store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+int htw_ring_map(int fd, uint32_t nr_slots, uint32_t sq_entries,
+		 struct htw_ring *ring)
+{
+	struct htw_ring_setup setup = {
+		.nr_slots = nr_slots,
+		.sq_entries = sq_entries,
+	};
+	void *rw, *ro;
+	int ret;
+
+	if (ioctl(fd, HTW_IOC_RING_SETUP, &setup))
+		return -errno;
+	rw = mmap(NULL, setup.rw_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		  HTW_RING_OFF_RW);
+	if (rw == MAP_FAILED)
+		return -errno;
+	ro = mmap(NULL, setup.ro_size, PROT_READ, MAP_SHARED, fd,
+		  HTW_RING_OFF_RO);
+	if (ro == MAP_FAILED) {
+		ret = -errno;
+		munmap(rw, setup.rw_size);
+		return ret;
+	}
+	*ring = (struct htw_ring) {
+		.fd = fd,
+		.nr_slots = setup.nr_slots,
+		.sq_entries = setup.sq_entries,
+		.cq_entries = setup.cq_entries,
+		.sq_tail_p = (__u32 *)((char *)rw + setup.off.sq_tail),
+		.cq_head_p = (__u32 *)((char *)rw + setup.off.cq_head),
+		.sqes = (struct htw_sqe *)((char *)rw + setup.off.sqes),
+		.slots = (__u64 *)((char *)rw + setup.off.slots),
+		.sq_head_p = (const __u32 *)((char *)ro + setup.off.sq_head),
+		.cq_tail_p = (const __u32 *)((char *)ro + setup.off.cq_tail),
+		.cqes = (const struct htw_cqe *)((char *)ro + setup.off.cqes),
+		.rw = rw,
+		.ro = ro,
+		.rw_size = setup.rw_size,
+		.ro_size = setup.ro_size,
+	};
+	ring->sq_tail = *ring->sq_tail_p;
+	return 0;
+}
+
+void htw_ring_unmap(struct htw_ring *ring)
+{
+	munmap(ring->rw, ring->rw_size);
+	munmap(ring->ro, ring->ro_size);
+	ring->rw = NULL;
+	ring->ro = NULL;
+}
+
+/* The next free submission entry, or NULL if the ring is full. */
+static struct htw_sqe *htw_ring_sqe(struct htw_ring *ring)
+{
+	__u32 head = htw_load_acquire(ring->sq_head_p);
+
+	if (ring->sq_tail - head >= ring->sq_entries)
+		return NULL;
+	return &ring->sqes[ring->sq_tail++ & (ring->sq_entries - 1)];
+}
+
+int htw_ring_arm(struct htw_ring *ring, uint32_t slot, uint32_t gen,
+		 uint64_t deadline)
+{
+	struct htw_sqe *sqe;
+
+	if (slot >= ring->nr_slots)
+		return -EINVAL;
+	sqe = htw_ring_sqe(ring);
+	if (!sqe)
+		return -EAGAIN;
+	/* Not a store left from an earlier arm: the release orders it. */
+	__atomic_store_n(&ring->slots[slot], deadline, __ATOMIC_RELAXED);
+	*sqe = (struct htw_sqe) {
+		.op = HTW_SQE_ARM,
+		.slot = slot,
+		.gen = gen,
+		.deadline = deadline,
+	};
+	return 0;
+}
+
+int htw_ring_cancel(struct htw_ring *ring, uint32_t slot, uint32_t gen)
+{
+	struct htw_sqe *sqe;
+
+	if (slot >= ring->nr_slots)
+		return -EINVAL;
+	sqe = htw_ring_sqe(ring);
+	if (!sqe)
+		return -EAGAIN;
+	*sqe = (struct htw_sqe) {
+		.op = HTW_SQE_CANCEL,
+		.slot = slot,
+		.gen = gen,
+	};
+	return 0;
+}
+
+int htw_ring_submit(struct htw_ring *ring, unsigned int wait_nr)
+{
+	struct htw_ring_enter enter = {
+		.to_submit = ring->sq_tail - htw_load_acquire(ring->sq_head_p),
+		.min_complete = wait_nr,
+		.flags = wait_nr ? HTW_ENTER_GETEVENTS : 0,
+	};
+	int ret;
+
+	htw_store_release(ring->sq_tail_p, ring->sq_tail);
+	ret = ioctl(ring->fd, HTW_IOC_RING_ENTER, &enter);
+	return ret < 0 ? -errno : ret;
+}
+
+unsigned int htw_ring_reap(struct htw_ring *ring, struct htw_cqe *cqes,
+			   unsigned int nr)
+{
+	__u32 head = *ring->cq_head_p;
+	__u32 tail = htw_load_acquire(ring->cq_tail_p);
+	unsigned int i, n = tail - head;
+
+	if (n > nr)
+		n = nr;
+	for (i = 0; i < n; i++)
+		cqes[i] = ring->cqes[(head + i) & (ring->cq_entries - 1)];
+	htw_store_release(ring->cq_head_p, head + n);
+	return n;
 }

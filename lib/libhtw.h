@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define LIBHTW_VERSION_MAJOR	1
-#define LIBHTW_VERSION_MINOR	0
+#define LIBHTW_VERSION_MINOR	1
 
 /* The device htw_open() opens. */
 #define HTW_DEVICE_PATH		"/dev/htw"
@@ -110,6 +110,103 @@ struct htw_op *htw_oplist_cancel(struct htw_oplist *list, uint32_t id);
  * Returns how many ran, or -errno if none did.
  */
 int htw_oplist_submit(int fd, struct htw_oplist *list);
+
+/**
+ * struct htw_ring - a file's ring timers, as htw_ring_map() mapped them
+ * @fd: the file
+ * @nr_slots: the slots: indices 0 to @nr_slots - 1
+ * @sq_entries: entries of the submission ring
+ * @cq_entries: entries of the completion ring
+ * @sq_tail: the submission tail the program has made (published by
+ *	htw_ring_submit())
+ * @sq_tail_p, @cq_head_p, @sq_head_p, @cq_tail_p: the shared indices
+ * @sqes: the submission entries
+ * @cqes: the completion entries
+ * @slots: the slots' words
+ * @rw, @ro: the two mappings
+ * @rw_size, @ro_size: their sizes
+ *
+ * One thread submits and one reaps, or the program serialises them; a
+ * slot's word may be stored from any thread.
+ */
+struct htw_ring {
+	int fd;
+	__u32 nr_slots;
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u32 sq_tail;
+	__u32 *sq_tail_p;
+	__u32 *cq_head_p;
+	const __u32 *sq_head_p;
+	const __u32 *cq_tail_p;
+	struct htw_sqe *sqes;
+	const struct htw_cqe *cqes;
+	__u64 *slots;
+	void *rw;
+	void *ro;
+	size_t rw_size;
+	size_t ro_size;
+};
+
+/*
+ * htw_ring_map - create @fd's ring timers (HTW_IOC_RING_SETUP) and map
+ * them into @ring
+ *
+ * Returns 0, or -errno.
+ */
+int htw_ring_map(int fd, uint32_t nr_slots, uint32_t sq_entries,
+		 struct htw_ring *ring);
+
+/* htw_ring_unmap - unmap @ring; the file keeps its timers until closed */
+void htw_ring_unmap(struct htw_ring *ring);
+
+/*
+ * htw_ring_arm - store @deadline in @slot and queue an arm of @slot as
+ * generation @gen for it (absolute ns, CLOCK_MONOTONIC)
+ *
+ * Returns 0, or -EAGAIN if the submission ring is full (htw_ring_submit()
+ * makes room), -EINVAL if @slot is beyond the last.
+ */
+int htw_ring_arm(struct htw_ring *ring, uint32_t slot, uint32_t gen,
+		 uint64_t deadline);
+
+/*
+ * htw_ring_cancel - queue a cancel of @slot, armed as generation @gen
+ *
+ * Returns 0, -EAGAIN or -EINVAL as htw_ring_arm().
+ */
+int htw_ring_cancel(struct htw_ring *ring, uint32_t slot, uint32_t gen);
+
+/*
+ * htw_ring_extend - push @slot's deadline later to @deadline: one store,
+ * no system call.  The kernel reads it when the deadline it holds comes;
+ * a deadline not later than that one changes nothing.  HTW_SLOT_CANCEL
+ * cancels the timer then, with no completion.
+ */
+static inline void htw_ring_extend(struct htw_ring *ring, uint32_t slot,
+				   uint64_t deadline)
+{
+	if (slot < ring->nr_slots)
+		__atomic_store_n(&ring->slots[slot], deadline, __ATOMIC_RELAXED);
+}
+
+/*
+ * htw_ring_submit - hand the queued entries to the kernel, and let it run
+ * the due timers (HTW_IOC_RING_ENTER); with @wait_nr, then wait until the
+ * completion ring holds that many completions
+ *
+ * Returns the entries the kernel consumed, or -errno.
+ */
+int htw_ring_submit(struct htw_ring *ring, unsigned int wait_nr);
+
+/*
+ * htw_ring_reap - take up to @nr completions off the completion ring into
+ * @cqes, without a system call
+ *
+ * Returns how many were taken.
+ */
+unsigned int htw_ring_reap(struct htw_ring *ring, struct htw_cqe *cqes,
+			   unsigned int nr);
 
 #ifdef __cplusplus
 }

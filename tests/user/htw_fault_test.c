@@ -312,6 +312,37 @@ TEST_F_TIMEOUT(fault, read_that_rearms, 300)
 	ASSERT_LT(n, MAX_NTH);
 }
 
+/*
+ * Ring timers' setup allocates a wheel, pages and slots; any may fail, and
+ * a failed setup holds nothing and leaves the file able to try again.
+ */
+TEST_F_TIMEOUT(fault, ring_setup, 300)
+{
+	struct htw_ring_setup s;
+	bool hit;
+	int n, fd, ret;
+
+	for (n = 1, hit = true; hit && n < MAX_NTH; n++, self->sites++) {
+		fd = htw_open(O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		s = (struct htw_ring_setup) { .nr_slots = 1000, .sq_entries = 64 };
+		arm_fault(self->nth, n);
+		ret = ioctl(fd, HTW_IOC_RING_SETUP, &s) ? -errno : 0;
+		hit = fault_injected(self->nth);
+		self->injected += hit;
+		if (ret) {
+			ASSERT_TRUE(hit && (ret == -ENOMEM || ret == -EFAULT))
+				TH_LOG("n=%d: %s", n, strerror(-ret));
+			ASSERT_EQ(0, ioctl(fd, HTW_IOC_RING_SETUP, &s));
+		}
+		ASSERT_EQ(-1, ioctl(fd, HTW_IOC_RING_SETUP, &s));
+		ASSERT_EQ(EBUSY, errno);
+		ASSERT_TRUE(file_works(fd)) TH_LOG("n=%d", n);
+		close(fd);
+	}
+	ASSERT_LT(n, MAX_NTH);
+}
+
 int main(int argc, char **argv)
 {
 	return htw_test_main(argc, argv);

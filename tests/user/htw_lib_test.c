@@ -318,6 +318,66 @@ TEST_F(lib, oplist_submit_resumes_where_a_batch_stopped)
 }
 
 /* The README's example, built from the README's own text. */
+TEST_F(lib, ring_map_maps_once_and_reports_the_sizes)
+{
+	struct htw_ring r, again;
+	int fd = htw_open(O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_ring_map(self->fd, 10, 5, &r));
+	EXPECT_EQ(self->fd, r.fd);
+	EXPECT_EQ(10, r.nr_slots);
+	EXPECT_EQ(8, r.sq_entries);
+	EXPECT_EQ(16, r.cq_entries);
+	EXPECT_EQ(0, r.sq_tail);
+	EXPECT_EQ(-EBUSY, htw_ring_map(self->fd, 10, 5, &again));
+	htw_ring_unmap(&r);
+	EXPECT_EQ(NULL, r.rw);
+	EXPECT_EQ(-EINVAL, htw_ring_map(fd, 0, 5, &again));
+	close(fd);
+}
+
+TEST_F(lib, ring_arm_and_cancel_queue_until_full)
+{
+	struct htw_cqe cqe;
+	struct htw_ring r;
+	unsigned int i;
+
+	ASSERT_EQ(0, htw_ring_map(self->fd, 4, 2, &r));
+	EXPECT_EQ(-EINVAL, htw_ring_arm(&r, 4, 1, FAR));
+	EXPECT_EQ(-EINVAL, htw_ring_cancel(&r, 4, 1));
+	EXPECT_EQ(0, htw_ring_arm(&r, 0, 1, htw_clock_now(0) + FAR));
+	EXPECT_EQ(0, htw_ring_cancel(&r, 0, 1));
+	EXPECT_EQ(-EAGAIN, htw_ring_arm(&r, 1, 1, FAR));
+	EXPECT_EQ(-EAGAIN, htw_ring_cancel(&r, 1, 1));
+	/* The arm stored its deadline in the slot. */
+	EXPECT_LT(FAR, r.slots[0]);
+	EXPECT_EQ(2, htw_ring_submit(&r, 0));
+	EXPECT_EQ(0, htw_ring_submit(&r, 0));
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(0, htw_ring_arm(&r, i, 2, htw_clock_now(0)));
+	/* Both come; the wait ends with them. */
+	EXPECT_EQ(2, htw_ring_submit(&r, 2));
+	EXPECT_EQ(1, htw_ring_reap(&r, &cqe, 1));
+	EXPECT_EQ(2, cqe.gen);
+	EXPECT_EQ(1, htw_ring_reap(&r, &cqe, 1));
+	EXPECT_EQ(0, htw_ring_reap(&r, &cqe, 1));
+	htw_ring_unmap(&r);
+}
+
+TEST_F(lib, ring_extend_stores_the_deadline_in_range_only)
+{
+	struct htw_ring r;
+
+	ASSERT_EQ(0, htw_ring_map(self->fd, 4, 2, &r));
+	htw_ring_extend(&r, 3, 12345);
+	EXPECT_EQ(12345, r.slots[3]);
+	/* A slot beyond the last is no store at all. */
+	htw_ring_extend(&r, 4, 1);
+	EXPECT_EQ(12345, r.slots[3]);
+	htw_ring_unmap(&r);
+}
+
 TEST(readme_example_runs)
 {
 	unsigned int timeouts = 0, heartbeats = 0;

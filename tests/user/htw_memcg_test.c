@@ -210,6 +210,48 @@ TEST(arming_over_the_cgroup_limit_is_enomem_not_oom)
 	rmdir(CG);
 }
 
+/*
+ * In the child: a limit 1 MiB above what the cgroup holds, then ring
+ * timers that need about 5 MiB: the setup's result.
+ */
+static long long ring_setup_in_cgroup(void)
+{
+	struct htw_ring_setup s = { .nr_slots = 50000, .sq_entries = 64 };
+	long long current, ret;
+	char limit[32];
+	int fd;
+
+	fd = htw_open(O_CLOEXEC);
+	if (fd < 0 || htw_write_file(CG "/cgroup.procs", "0"))
+		return 2;
+	current = cg_value("memory.current", NULL);
+	snprintf(limit, sizeof(limit), "%lld", current + (1 << 20));
+	if (current < 0 || htw_write_file(CG "/memory.max", limit))
+		return 3;
+	ret = ioctl(fd, HTW_IOC_RING_SETUP, &s) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* Ring timers too: over the cgroup's limit, their setup says ENOMEM. */
+TEST(ring_setup_over_the_cgroup_limit_is_enomem_not_oom)
+{
+	const char *why = make_cgroup();
+	long long result, kills;
+	int status;
+
+	if (why)
+		SKIP(return, "%s", why);
+	kills = cg_value("memory.events", "oom_kill");
+	result = run_in_child(ring_setup_in_cgroup, &status);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the child did not live to tell: status %#x", status);
+	EXPECT_EQ(-ENOMEM, result);
+	EXPECT_EQ(kills, cg_value("memory.events", "oom_kill"));
+	htw_write_file(CG "/memory.max", "max");
+	rmdir(CG);
+}
+
 int main(int argc, char **argv)
 {
 	return htw_test_main(argc, argv);

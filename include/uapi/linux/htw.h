@@ -106,7 +106,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define HTW_ABI_VERSION		4
+#define HTW_ABI_VERSION		5
 
 /* Latest expiry, and longest period, accepted: the largest ktime_t. */
 #define HTW_TIME_MAX		((__u64)0x7fffffffffffffffULL)
@@ -316,6 +316,220 @@ struct htw_event {
 	__u64 fired;
 };
 
+/*
+ * Timers in shared memory (version 5)
+ * -----------------------------------
+ * Beside its ioctl timers, a file may hold ring timers: slots of memory it
+ * shares with the program, armed through a submission ring and delivered
+ * through a completion ring, so that the common operations cost no system
+ * call.  HTW_IOC_RING_SETUP sizes them, once per file; mmap() maps them.
+ *
+ * A slot is a timer the program names by its index, from 0 to
+ * &htw_ring_setup.nr_slots - 1, and a generation of the program's choosing
+ * (a __u32 it changes at each arm, so that a completion of an earlier arm
+ * of the slot can be told from one of this arm).  Its word in the slots
+ * array is the program's, and the kernel only ever reads it: the kernel
+ * arms a slot for the deadline an %HTW_SQE_ARM entry gives, and when that
+ * deadline comes it reads the slot's word once:
+ *
+ * - a deadline later than the one it holds, and not past: the timer is
+ *   placed again, for that deadline, and the word is read again then.  So
+ *   pushing a deadline later is a plain store, with no system call, and
+ *   never makes the timer fire early;
+ * - %HTW_SLOT_CANCEL: the timer is cancelled, with no completion;
+ * - anything else: the timer is delivered, for the later of the deadline
+ *   it holds and the word's (a value above %HTW_TIME_MAX counts as none).
+ *
+ * The word is read once the completion ring has room for the timer's
+ * completion: a timer whose deadline comes while the ring is full waits,
+ * in order, and stores meanwhile still count.  A store the kernel reads
+ * after it delivered the timer is too late, as an extension of any timer
+ * is once it has expired: the completion says which deadline it acted on
+ * (&htw_cqe.deadline), and a program that finds its own deadline later
+ * than that knows its store lost and arms again.  A store never makes a
+ * timer fire before the deadline the kernel accepted;
+ * moving a deadline earlier takes an %HTW_SQE_ARM.  Before an arm, the
+ * program stores the arm's deadline (or any value not later) in the slot,
+ * so that a store left from an earlier arm does not extend the new one;
+ * htw_ring_arm(3) does.
+ *
+ * Deadlines are __u64 ns on CLOCK_MONOTONIC, absolute, on the clock of the
+ * time namespace of the process that opened the file, as the times the
+ * file reports are.
+ *
+ * The submission ring carries %HTW_SQE_ARM and %HTW_SQE_CANCEL entries
+ * (struct htw_sqe), consumed by HTW_IOC_RING_ENTER; an entry that succeeds
+ * makes no completion, one that fails makes one with its error in
+ * &htw_cqe.res.  The completion ring carries expiries and those errors
+ * (struct htw_cqe).  Each ring is an array of a power-of-two entries and
+ * two __u32 indices, head and tail, that only ever count up (wrapping at
+ * 2^32); the entry of index i is at i & (entries - 1).  The producer
+ * writes entries, then stores its tail with a release; the consumer loads
+ * the tail with an acquire, reads the entries, then stores its head with a
+ * release.  The program produces submissions (it writes the submission
+ * tail) and consumes completions (it writes the completion head); the
+ * kernel does the rest.  The kernel keeps its own copies of the indices it
+ * owns and never reads them back from shared memory.
+ *
+ * Nothing is ever dropped.  A timer waits in the kernel while the
+ * completion ring is full, and the submission ring is consumed only while
+ * the completion ring has room for an error; a slot has at most one timer
+ * waiting so (&htw_ring_setup.cq_entries is at least @nr_slots, so a
+ * program that reaps a slot's completion before it arms the slot again
+ * never fills the ring).
+ *
+ * The memory is mapped in two parts, each with MAP_SHARED and at its own
+ * offset: at %HTW_RING_OFF_RW, what the program writes (the submission
+ * tail, the completion head, the submission entries and the slots); at
+ * %HTW_RING_OFF_RO, read-only, what the kernel writes (the submission
+ * head, the completion tail and the completion entries).  The pages are
+ * the kernel's, charged to the opener's memory cgroup and to the account
+ * of its user (&htw_info.user_bytes), and freed once the file is closed
+ * and every mapping is gone; a mapping is inherited by fork() as any
+ * shared mapping is, and the slots it maps are the file's, whoever
+ * stores.
+ *
+ * The expiry work of ring timers is done, as an ioctl timer's, by the
+ * file's users: HTW_IOC_RING_ENTER and poll() run the due timers and
+ * post their completions.  poll() and epoll report EPOLLIN while a
+ * completion is unread or a ring timer is due.
+ *
+ * Every value in shared memory is read once, and checked before use; a
+ * program that writes nonsense there harms only its own ring timers.
+ */
+
+/* Most entries of a submission ring. */
+#define HTW_RING_SQ_MAX		4096
+
+/* A slot's word that cancels its timer. */
+#define HTW_SLOT_CANCEL		((__u64)~0ULL)
+
+/* The mmap() offsets of the two parts of the shared memory. */
+#define HTW_RING_OFF_RW		0ULL
+#define HTW_RING_OFF_RO		0x10000000ULL
+
+/**
+ * struct htw_ring_offsets - where each part of the rings is, in bytes
+ *	from the start of its mapping
+ * @sq_tail: (writable part) the submission tail, a __u32
+ * @cq_head: (writable part) the completion head, a __u32
+ * @sqes: (writable part) the submission entries
+ * @slots: (writable part) the slots' words, &htw_ring_setup.nr_slots __u64
+ * @sq_head: (read-only part) the submission head, a __u32
+ * @cq_tail: (read-only part) the completion tail, a __u32
+ * @cqes: (read-only part) the completion entries
+ * @reserved: zero
+ */
+struct htw_ring_offsets {
+	__u32 sq_tail;
+	__u32 cq_head;
+	__u32 sqes;
+	__u32 slots;
+	__u32 sq_head;
+	__u32 cq_tail;
+	__u32 cqes;
+	__u32 reserved;
+};
+
+/**
+ * struct htw_ring_setup - the shared memory of a file (HTW_IOC_RING_SETUP)
+ * @nr_slots: in: the ring timers, from 1 to &htw_info.max_timers
+ * @sq_entries: in: the submission entries, from 1 to %HTW_RING_SQ_MAX;
+ *	out: rounded up to a power of two
+ * @cq_entries: out: the completion entries: @nr_slots, or @sq_entries if
+ *	more, rounded up to a power of two
+ * @flags: must be zero
+ * @rw_size: out: bytes of the writable part, to map at %HTW_RING_OFF_RW
+ * @ro_size: out: bytes of the read-only part, to map at %HTW_RING_OFF_RO
+ * @off: out: where each index and array is
+ */
+struct htw_ring_setup {
+	__u32 nr_slots;
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u32 flags;
+	__u64 rw_size;
+	__u64 ro_size;
+	struct htw_ring_offsets off;
+};
+
+#define HTW_RING_SETUP_SIZE_VER0	64
+
+/**
+ * enum htw_sqe_op - what a submission entry does
+ * @HTW_SQE_ARM: arm slot &htw_sqe.slot as generation &htw_sqe.gen, for
+ *	&htw_sqe.deadline, whatever the slot's state: an armed timer of it
+ *	is moved (earlier or later), and one waiting for room in the
+ *	completion ring is armed again
+ * @HTW_SQE_CANCEL: cancel the timer of slot &htw_sqe.slot, which must be
+ *	armed as generation &htw_sqe.gen and not delivered (waiting for
+ *	room counts as armed); &htw_sqe.deadline must be zero
+ */
+enum htw_sqe_op {
+	HTW_SQE_ARM	= 1,
+	HTW_SQE_CANCEL	= 2,
+};
+
+/**
+ * struct htw_sqe - an entry of the submission ring
+ * @op: an &enum htw_sqe_op
+ * @slot: the slot
+ * @gen: its generation
+ * @flags: must be zero
+ * @deadline: of %HTW_SQE_ARM, the deadline, at most %HTW_TIME_MAX; one
+ *	already past is delivered at the next run
+ *
+ * Errors, in &htw_cqe.res: %EINVAL: an unknown @op, non-zero @flags, a
+ * slot beyond the last, a deadline above %HTW_TIME_MAX, a cancel with a
+ * deadline.  %ENOENT: a cancel of a slot not armed as @gen (idle,
+ * delivered, or armed as another generation).
+ */
+struct htw_sqe {
+	__u32 op;
+	__u32 slot;
+	__u32 gen;
+	__u32 flags;
+	__u64 deadline;
+};
+
+/**
+ * struct htw_cqe - an entry of the completion ring
+ * @slot: the slot
+ * @gen: the generation it was armed as (of an error, the entry's)
+ * @res: 0 for an expiry, or the negative errno of a submission entry
+ * @flags: zero
+ * @deadline: of an expiry, the deadline the kernel acted on: the latest
+ *	the timer was given, by its arm or by a store, never after the
+ *	moment the completion was posted; of an error, the entry's
+ */
+struct htw_cqe {
+	__u32 slot;
+	__u32 gen;
+	__s32 res;
+	__u32 flags;
+	__u64 deadline;
+};
+
+/* Flags of struct htw_ring_enter. */
+#define HTW_ENTER_GETEVENTS	_BITUL(0)
+
+/**
+ * struct htw_ring_enter - one call for the rings (HTW_IOC_RING_ENTER)
+ * @to_submit: most submission entries to consume
+ * @min_complete: with %HTW_ENTER_GETEVENTS, wait until the completion ring
+ *	holds at least this many entries (at most &htw_ring_setup.cq_entries)
+ * @flags: %HTW_ENTER_GETEVENTS, or 0
+ * @reserved: must be zero
+ */
+struct htw_ring_enter {
+	__u32 to_submit;
+	__u32 min_complete;
+	__u32 flags;
+	__u32 reserved;
+};
+
+#define HTW_RING_ENTER_SIZE_VER0	16
+
 #define HTW_IOC_MAGIC	'Y'
 
 /*
@@ -364,11 +578,38 @@ struct htw_event {
  *	%HTW_OP_SIZE_VER0 or above the page size.  %EFAULT: the first
  *	operation faults.  %EINTR: a fatal signal came before the first
  *	operation (later, the batch stops and returns the operations run).
+ *
+ * HTW_IOC_RING_SETUP: create the file's ring timers and their shared
+ *	memory, as &htw_ring_setup says, and write back their sizes and
+ *	offsets.  %EBUSY: the file has them already.  %EINVAL: a size out of
+ *	range, non-zero flags.  %ENOSPC: its user would hold more than
+ *	&htw_info.max_user_bytes (the shared memory, 64 bytes of kernel
+ *	memory a slot, and the wheel count).  %ENOMEM: out of memory (or the
+ *	memory cgroup's limit).
+ *
+ * HTW_IOC_RING_ENTER: consume up to &htw_ring_enter.to_submit submission
+ *	entries (while the completion ring has room for an error), run the
+ *	due ring timers, post their completions; then, with
+ *	%HTW_ENTER_GETEVENTS, wait until the completion ring holds
+ *	&htw_ring_enter.min_complete entries, running the timers that come
+ *	due meanwhile.  Returns the entries consumed.  A submission tail
+ *	more than the ring's size ahead of the kernel's head counts as the
+ *	ring's size.  %ENXIO: the file has no ring timers.  %EINVAL: unknown
+ *	flags, a non-zero reserved field, @min_complete beyond the ring.
+ *	%EINTR: a signal came while waiting, or a fatal signal came first,
+ *	and no entry was consumed.
+ *
+ * mmap() of the file maps a part of the shared memory, as
+ *	HTW_IOC_RING_SETUP describes.  %ENXIO: no ring timers yet.  %EINVAL:
+ *	an offset other than the two, a mapping longer than its part, or one
+ *	without MAP_SHARED.  %EPERM: the read-only part mapped writable.
  */
 #define HTW_IOC_INFO	_IOR(HTW_IOC_MAGIC, 0x00, struct htw_info)
 #define HTW_IOC_ARM	_IOWR(HTW_IOC_MAGIC, 0x01, struct htw_timer_spec)
 #define HTW_IOC_MODIFY	_IOW(HTW_IOC_MAGIC, 0x02, struct htw_timer_spec)
 #define HTW_IOC_CANCEL	_IOW(HTW_IOC_MAGIC, 0x03, struct htw_cancel)
 #define HTW_IOC_BATCH	_IOW(HTW_IOC_MAGIC, 0x04, struct htw_batch)
+#define HTW_IOC_RING_SETUP	_IOWR(HTW_IOC_MAGIC, 0x05, struct htw_ring_setup)
+#define HTW_IOC_RING_ENTER	_IOW(HTW_IOC_MAGIC, 0x06, struct htw_ring_enter)
 
 #endif /* _UAPI_LINUX_HTW_H */

@@ -1,0 +1,933 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ring timers: timers in memory a file shares with its program
+ *
+ * The workload that has the most timers is a server's idle timeouts: one
+ * per connection, pushed later on every packet, and almost never fired.
+ * Through ioctls each push is a system call.  Ring timers make it a store:
+ * the deadline of a timer is a word of shared memory (its slot), which the
+ * program writes as often as it likes and the kernel reads only when the
+ * deadline it holds for the timer comes.  If the word then says later, the
+ * timer is placed again for that deadline; else it is delivered.  This is
+ * how TCP's and the kernel's own timers treat a deadline moved later
+ * (tcp_write_timer_handler() re-checks icsk_timeout when the old one
+ * comes; __mod_timer() leaves a timer whose expiry stays in its bucket),
+ * here across the boundary to user space.  What cannot be a store (an
+ * arm, a deadline moved earlier, a cancel that must take effect now) is
+ * an entry of a submission ring, and expiries are entries of a completion
+ * ring: as io_uring's rings are, so that any number of them cost one
+ * system call, or none.
+ *
+ * The model
+ * ---------
+ * A ring timer is a slot: an index the program picks, from 0 to nr_slots
+ * - 1, and in the kernel a struct htw_rslot of 64 bytes, allocated with the
+ * rest at setup, so that arming never allocates and a ring timer costs no
+ * more kernel memory than its slot.  The program names an arm of a slot
+ * with a generation of its own choosing, which the completion carries
+ * back, so that a completion of an earlier arm is told from one of this.
+ *
+ * A slot is in one state, under ring->lock:
+ *	IDLE	not armed;
+ *	ARMED	on the wheel, for htw_expires(&rs->timer);
+ *	EXPIRED	taken off the wheel by a run, on ring->expired, until the
+ *		same hold of ring->lock settles it (htw_ring_expire());
+ *	WAITING	its deadline came while the completion ring was full: on
+ *		ring->waiting, in order, until there is room, and only
+ *		then settled.
+ * To settle a slot is to read its word, once, and place the timer again
+ * for a later deadline, cancel it, or deliver it (htw_rslot_settle()).
+ * A slot is settled only in room for its completion, so that the word is
+ * read when the completion can say what it was: a deadline stored while
+ * the slot waited still counts, and a completion never waits with a
+ * deadline the kernel must remember.
+ * The kernel's deadline for an armed slot only moves later by a store
+ * (the word is read at the old deadline, never before), or anywhere by an
+ * %HTW_SQE_ARM: so no store makes a timer fire before the deadline the
+ * kernel accepted, and a timer's word is read once per expiry of it.
+ *
+ * The promises: a ring timer is delivered once per arm, never before the
+ * deadline the kernel holds when it is delivered, at most one tick of the
+ * wheel after it (plus the time it waits for its file's users); never
+ * twice, never for an arm that a later arm or cancel of the slot replaced
+ * before it was delivered; and no completion is ever dropped: a slot that
+ * finds the completion ring full waits in the kernel, in order, without
+ * memory of its own (it uses the timer's idle link, htw_timer_link()).
+ * Entries of the submission ring are consumed only while the completion
+ * ring has room for the error one may make, so errors wait nowhere.
+ *
+ * The expiry work is the file's users', in process context: the wheel is
+ * deferred (HTW_WHEEL_DEFERRED), its hrtimer only marks the ring due and
+ * wakes the pollers and the waiters of HTW_IOC_RING_ENTER, and those run
+ * the wheel, a batch at a time (htw_ring_run()).  A program that never
+ * looks costs one hrtimer expiry.  The callbacks only move the timer to
+ * ring->expired (HTW_WHEEL_LOCKED_CALLBACKS, one lock hold per eight), and
+ * the run reads the slots' words after the batch, without the wheel's
+ * lock: reading user-writable memory, and placing timers again, needs no
+ * interrupt held off.
+ *
+ * The shared memory
+ * -----------------
+ * The pages are allocated at setup, zeroed, charged to the memory cgroup
+ * (GFP_KERNEL_ACCOUNT, and __GFP_RETRY_MAYFAIL so that a cgroup at its
+ * limit fails the setup with -ENOMEM rather than call the OOM killer), and
+ * to the user's account with the slots and the wheel.  The kernel reaches
+ * them through one vmap(); the program maps them with vm_insert_pages(),
+ * as io_uring maps its rings, in two parts: what the program writes, and,
+ * read-only (VM_MAYWRITE cleared, so no mprotect() can make it writable),
+ * what only the kernel writes, as BPF's ring buffer maps its producer's
+ * page.  Each mapping holds the file, so ->release, which frees the pages,
+ * runs only once every mapping is gone (the lesson of CVE-2024-0582 is to
+ * free no page a mapping may still reach): close before munmap and munmap
+ * before close both end the same way.  A mapping is VM_DONTEXPAND (no
+ * mremap() grows it past the pages) and inherited by fork() as shared
+ * memory: parent and child share the file and its slots.
+ *
+ * Every word of the shared memory is hostile.  The kernel keeps its own
+ * submission head and completion tail, publishes them, and never reads
+ * them back.  It reads each index the program writes once, with an
+ * acquire, and holds it to the ring: a submission tail more than the
+ * ring's size ahead counts as the ring's size (min(), as io_uring does);
+ * a completion head that is not within the ring's size behind the tail
+ * means no room, so the program's completions wait in the kernel rather
+ * than overwrite ones it claims unread.  A submission entry is copied
+ * once, a field at a time with READ_ONCE(), and only the copy is checked
+ * and used; its slot is clamped with array_index_nospec() after the
+ * check.  A slot's word is read once per expiry with READ_ONCE().  The
+ * work of one call is bounded: the submission ring's size in entries, and
+ * the runs a batch at a time with cond_resched() between, ended by a fatal
+ * signal.
+ *
+ * Memory ordering, as io_uring's opening comment has it: the program
+ * writes submission entries, then its tail with a release; the kernel
+ * loads that tail with an acquire, copies the entries, and stores its
+ * head with a release once it has copied them (the program may then
+ * reuse them).  The kernel writes completions, then its tail with a
+ * release; the program loads that tail with an acquire, reads them, and
+ * stores its head with a release; the kernel loads that head with an
+ * acquire before it writes over the entries it frees.  A slot's word
+ * needs no ordering of its own: a store to it is an extension, and its
+ * effect is defined only by when the kernel reads it (an arm's store
+ * before its entry is ordered by the tail's release).
+ *
+ * Locking
+ * -------
+ * ring->lock (a mutex) serialises the slots' states, the kernel's indices,
+ * the wheel's runs and the lists: HTW_IOC_RING_ENTER and poll() (which
+ * only tries it).  The wheel's lock nests inside it; the callbacks run
+ * under the wheel's lock, called by a holder of ring->lock, and take
+ * nothing.  The wake of the wheel's hrtimer (softirq) takes only the lock
+ * of ring->wqh, to wake; the mark it sets is an atomic bit.
+ */
+
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/nospec.h>
+#include <linux/overflow.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include "htw_compat.h"
+#include "htw_ctx.h"
+#include "htw_ring.h"
+#include "htw_user.h"
+
+#define HTW_RING_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL)
+
+/* The states of a slot: see "The model" above. */
+enum htw_rslot_state {
+	HTW_RS_IDLE,
+	HTW_RS_ARMED,
+	HTW_RS_EXPIRED,
+	HTW_RS_WAITING,
+};
+
+/**
+ * struct htw_rslot - the kernel's half of a ring timer
+ * @timer: on the ring's wheel while ARMED; its link is on @expired or
+ *	@waiting of the ring while EXPIRED or WAITING (htw_timer_link())
+ * @gen: the generation it was armed as
+ * @state: an &enum htw_rslot_state
+ *
+ * All under the ring's lock.  64 bytes on 64-bit machines.
+ */
+struct htw_rslot {
+	struct htw_timer timer;
+	u32 gen;
+	u8 state;
+};
+
+/* A ring timer's kernel memory, as htw(4) promises it. */
+static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
+
+/* Bit of &htw_ring.due: the wheel's hrtimer found timers due. */
+#define HTW_RING_DUE		0
+
+/* Batches of expiry work a poll does, at most, to find a completion. */
+#define HTW_RING_POLL_BATCHES	4
+
+/**
+ * struct htw_ring - a file's ring timers
+ * @lock: see "Locking" above
+ * @wheel: their wheel, every level allocated (placing a timer again, in a
+ *	run, never allocates)
+ * @slots: the kernel's half of each slot, @nr_slots of them
+ * @nr_slots: how many
+ * @sq_entries: entries of the submission ring, a power of two
+ * @cq_entries: entries of the completion ring, a power of two
+ * @sq_head: the kernel's submission head: entries consumed
+ * @cq_tail: the kernel's completion tail: completions posted
+ * @cq_room: completions that fit before the head must be read again
+ * @nr_armed: slots ARMED, EXPIRED or WAITING: armed, not delivered
+ * @nr_waiting: slots WAITING
+ * @expired: slots a run took off the wheel, whose words it has not read
+ * @waiting: slots whose completion waits for room, in order
+ * @time_offset: see &htw_ring_params.time_offset
+ * @user: see &htw_ring_params.user
+ * @charged: the bytes charged to @user
+ * @pages: the shared pages: @rw_pages writable ones, then the read-only
+ * @nr_pages: how many
+ * @rw_pages: how many of them the writable part has
+ * @mem: their vmap()
+ * @sq_tail_p: in the writable part, the program's submission tail
+ * @cq_head_p: in the writable part, the program's completion head
+ * @sqes: in the writable part, the submission entries
+ * @words: in the writable part, the slots' words
+ * @sq_head_p: in the read-only part, the published @sq_head
+ * @cq_tail_p: in the read-only part, the published @cq_tail
+ * @cqes: in the read-only part, the completion entries
+ * @due: %HTW_RING_DUE, set by the wake, cleared by htw_ring_unmark()
+ *	(atomic bit operations)
+ * @wqh: pollers and waiters of HTW_IOC_RING_ENTER
+ */
+struct htw_ring {
+	struct mutex lock;	/* see "Locking" above */
+	struct htw_wheel *wheel;
+	struct htw_rslot *slots;
+	u32 nr_slots;
+	u32 sq_entries;
+	u32 cq_entries;
+
+	/* The following fields are protected by the lock. */
+	u32 sq_head;
+	u32 cq_tail;
+	u32 cq_room;
+	u32 nr_armed;
+	u32 nr_waiting;
+	struct list_head expired;
+	struct list_head waiting;
+
+	s64 time_offset;
+	struct htw_user *user;
+	unsigned long charged;
+
+	struct page **pages;
+	unsigned int nr_pages;
+	unsigned int rw_pages;
+	void *mem;
+	u32 *sq_tail_p;
+	u32 *cq_head_p;
+	struct htw_sqe *sqes;
+	u64 *words;
+	u32 *sq_head_p;
+	u32 *cq_tail_p;
+	struct htw_cqe *cqes;
+
+	unsigned long due;
+	wait_queue_head_t wqh;
+};
+
+/**
+ * htw_ring_slot_cost() - the kernel memory a slot takes beside its words
+ *
+ * Context: Any context.
+ * Return: sizeof(struct htw_rslot).
+ */
+size_t htw_ring_slot_cost(void)
+{
+	return sizeof(struct htw_rslot);
+}
+
+/*
+ * The wheel's hrtimer found timers due (softirq): mark the ring due and
+ * wake its pollers and waiters; they run it.
+ */
+static void htw_ring_mark(struct htw_ring *ring)
+{
+	set_bit(HTW_RING_DUE, &ring->due);
+	wake_up_poll(&ring->wqh, EPOLLIN | EPOLLRDNORM);
+}
+
+static void htw_ring_wake(struct htw_wheel *wheel, u64 now)
+{
+	htw_ring_mark(htw_wheel_data(wheel));
+}
+
+/*
+ * Take the mark off, unless the wheel is due: after a run that left
+ * nothing due.  As htw_ctx_unmark(): a wheel that comes due as the mark
+ * comes off is marked again.
+ */
+static void htw_ring_unmark(struct htw_ring *ring)
+	__must_hold(&ring->lock)
+{
+	lockdep_assert_held(&ring->lock);
+
+	/* Not due: armed again for its next timer, whose expiry marks it. */
+	if (htw_wheel_settle(ring->wheel))
+		return;
+	/* The completions posted before the clear: htw_ring_ready(). */
+	smp_mb__before_atomic();
+	clear_bit(HTW_RING_DUE, &ring->due);
+	/* The clear before the look; pairs with htw_ring_mark()'s. */
+	smp_mb__after_atomic();
+	if (htw_wheel_due(ring->wheel))
+		htw_ring_mark(ring);
+}
+
+/* The callback, in a run under ring->lock: hand the timer to the run. */
+static void htw_rslot_fn(struct htw_timer *timer, u64 expired, u64 count)
+{
+	struct htw_rslot *rs = container_of(timer, struct htw_rslot, timer);
+	struct htw_ring *ring = htw_timer_wheel_data(timer);
+
+	rs->state = HTW_RS_EXPIRED;
+	list_add_tail(htw_timer_link(timer), &ring->expired);
+}
+
+static struct htw_rslot *htw_rslot_of_link(struct list_head *link)
+{
+	return container_of(htw_timer_from_link(link), struct htw_rslot, timer);
+}
+
+/*
+ * Completions unread, as the program's head says, which may be nonsense:
+ * for a poll's or a wait's verdict only, never to write by.
+ */
+static u32 htw_ring_unread(struct htw_ring *ring)
+{
+	return READ_ONCE(ring->cq_tail) - READ_ONCE(*ring->cq_head_p);
+}
+
+/*
+ * Room in the completion ring, by the program's head: 0 if the head is
+ * not within the ring's size behind the tail, so that no completion the
+ * program claims unread is written over.
+ */
+static u32 htw_ring_cq_room(struct htw_ring *ring)
+	__must_hold(&ring->lock)
+{
+	/* The program's reads of what it reaped, before the kernel's writes. */
+	u32 used = ring->cq_tail - smp_load_acquire(ring->cq_head_p);
+
+	return used > ring->cq_entries ? 0 : ring->cq_entries - used;
+}
+
+/*
+ * Whether the completion ring has room for one more: the program's head
+ * is read again only once the room last read is used up.
+ */
+static bool htw_ring_has_room(struct htw_ring *ring)
+	__must_hold(&ring->lock)
+{
+	if (!ring->cq_room)
+		ring->cq_room = htw_ring_cq_room(ring);
+	return ring->cq_room;
+}
+
+/* Post a completion, in the room htw_ring_has_room() found. */
+static void htw_ring_post(struct htw_ring *ring, u32 slot, u32 gen, int res,
+			  u64 deadline)
+	__must_hold(&ring->lock)
+{
+	struct htw_cqe *cqe = &ring->cqes[ring->cq_tail & (ring->cq_entries - 1)];
+
+	WRITE_ONCE(cqe->slot, slot);
+	WRITE_ONCE(cqe->gen, gen);
+	WRITE_ONCE(cqe->res, res);
+	WRITE_ONCE(cqe->flags, 0);
+	WRITE_ONCE(cqe->deadline, deadline);
+	/* Published by htw_ring_publish(); read without the lock by polls. */
+	WRITE_ONCE(ring->cq_tail, ring->cq_tail + 1);
+	ring->cq_room--;
+}
+
+/*
+ * Settle a slot whose deadline came, in room for its completion: read its
+ * word, once.  A deadline later than the one held, and not past, places
+ * the timer again; %HTW_SLOT_CANCEL cancels it; anything else delivers
+ * it, for the latest deadline it was given (a later one that has passed
+ * too, which is not early).
+ */
+static void htw_rslot_settle(struct htw_ring *ring, struct htw_rslot *rs,
+			     u64 now)
+	__must_hold(&ring->lock)
+{
+	u32 slot = rs - ring->slots;
+	u64 held = htw_expires(&rs->timer);
+	u64 word = READ_ONCE(ring->words[slot]);
+	u64 when = 0;
+
+	if (word <= HTW_TIME_MAX)
+		when = htw_time_minus(word, ring->time_offset);
+	if (when > held && when > now) {
+		rs->state = HTW_RS_ARMED;
+		/* Every level is there: this cannot fail. */
+		WARN_ON_ONCE(htw_add(&rs->timer, when, 0, HTW_MODE_ABS));
+		return;
+	}
+	rs->state = HTW_RS_IDLE;
+	ring->nr_armed--;
+	if (word != HTW_SLOT_CANCEL)
+		htw_ring_post(ring, slot, rs->gen, 0,
+			      htw_time_plus(max(when, held), ring->time_offset));
+}
+
+/*
+ * Settle the slots whose completion waited for room, as many as fit, in
+ * order; their words are read now.
+ */
+static void htw_ring_settle_waiting(struct htw_ring *ring)
+	__must_hold(&ring->lock)
+{
+	u64 now = htw_wheel_now(ring->wheel);
+	struct htw_rslot *rs;
+
+	while (!list_empty(&ring->waiting) && htw_ring_has_room(ring)) {
+		rs = htw_rslot_of_link(ring->waiting.next);
+		list_del(htw_timer_link(&rs->timer));
+		ring->nr_waiting--;
+		htw_rslot_settle(ring, rs, now);
+	}
+}
+
+/*
+ * Settle each slot a run took off the wheel; while the completion ring is
+ * full, or others wait before it, it waits, its word not read yet.
+ */
+static void htw_ring_expire(struct htw_ring *ring)
+	__must_hold(&ring->lock)
+{
+	u64 now = htw_wheel_now(ring->wheel);
+	struct htw_rslot *rs;
+
+	while (!list_empty(&ring->expired)) {
+		rs = htw_rslot_of_link(ring->expired.next);
+		list_del(htw_timer_link(&rs->timer));
+		if (list_empty(&ring->waiting) && htw_ring_has_room(ring)) {
+			htw_rslot_settle(ring, rs, now);
+			continue;
+		}
+		rs->state = HTW_RS_WAITING;
+		list_add_tail(htw_timer_link(&rs->timer), &ring->waiting);
+		ring->nr_waiting++;
+	}
+}
+
+/*
+ * One batch of the due timers, up to @until: their words read, their
+ * completions posted.  Return whether work is left due.
+ */
+static bool htw_ring_run(struct htw_ring *ring, u64 until)
+	__must_hold(&ring->lock)
+{
+	bool left;
+
+	htw_wheel_run(ring->wheel, until, &left);
+	htw_ring_expire(ring);
+	if (!left)
+		htw_ring_unmark(ring);
+	return left;
+}
+
+/* Publish the kernel's indices, and wake the others if it posted. */
+static void htw_ring_publish(struct htw_ring *ring, u32 posted_from)
+	__must_hold(&ring->lock)
+{
+	/* The entries copied, then the head that frees them. */
+	smp_store_release(ring->sq_head_p, ring->sq_head);
+	/* The completions written, then the tail that shows them. */
+	smp_store_release(ring->cq_tail_p, ring->cq_tail);
+	/* EPOLLET hears of each batch of new completions. */
+	if (ring->cq_tail != posted_from)
+		wake_up_poll(&ring->wqh, EPOLLIN | EPOLLRDNORM);
+}
+
+/* Stop a slot's timer and drop its waiting completion: the slot is IDLE. */
+static void htw_rslot_stop(struct htw_ring *ring, struct htw_rslot *rs)
+	__must_hold(&ring->lock)
+{
+	switch (rs->state) {
+	case HTW_RS_ARMED:
+		/* The callbacks run under the wheel's lock: this never waits. */
+		htw_del_sync(&rs->timer);
+		ring->nr_armed--;
+		break;
+	case HTW_RS_WAITING:
+		list_del(htw_timer_link(&rs->timer));
+		ring->nr_waiting--;
+		ring->nr_armed--;
+		break;
+	default:
+		break;
+	}
+	rs->state = HTW_RS_IDLE;
+}
+
+/* Check and do one submission entry, a copy; return 0 or its error. */
+static int htw_ring_do(struct htw_ring *ring, const struct htw_sqe *sqe)
+	__must_hold(&ring->lock)
+{
+	struct htw_rslot *rs;
+
+	if (sqe->flags || sqe->slot >= ring->nr_slots)
+		return -EINVAL;
+	rs = &ring->slots[array_index_nospec(sqe->slot, ring->nr_slots)];
+	switch (sqe->op) {
+	case HTW_SQE_ARM:
+		if (sqe->deadline > HTW_TIME_MAX)
+			return -EINVAL;
+		/* An armed timer is moved, in one hold of the wheel's lock. */
+		if (rs->state != HTW_RS_ARMED) {
+			htw_rslot_stop(ring, rs);
+			rs->state = HTW_RS_ARMED;
+			ring->nr_armed++;
+		}
+		rs->gen = sqe->gen;
+		/* Every level is there: this cannot fail. */
+		WARN_ON_ONCE(htw_mod(&rs->timer,
+				     htw_time_minus(sqe->deadline,
+						    ring->time_offset),
+				     0, HTW_MODE_ABS) < 0);
+		return 0;
+	case HTW_SQE_CANCEL:
+		if (sqe->deadline)
+			return -EINVAL;
+		if (rs->state == HTW_RS_IDLE || rs->gen != sqe->gen)
+			return -ENOENT;
+		htw_rslot_stop(ring, rs);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Consume up to @to_submit submission entries, while the completion ring
+ * has room for an error.  Return how many.
+ */
+static u32 htw_ring_submit(struct htw_ring *ring, u32 to_submit)
+	__must_hold(&ring->lock)
+{
+	/* The program's tail, then the entries it shows. */
+	u32 tail = smp_load_acquire(ring->sq_tail_p);
+	u32 n = min3(to_submit, tail - ring->sq_head, ring->sq_entries);
+	const struct htw_sqe *src;
+	struct htw_sqe sqe;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		/* Room for the error it may make: errors wait nowhere. */
+		if (!htw_ring_has_room(ring))
+			break;
+		/* Copy once, then check and use only the copy. */
+		src = &ring->sqes[ring->sq_head & (ring->sq_entries - 1)];
+		sqe.op = READ_ONCE(src->op);
+		sqe.slot = READ_ONCE(src->slot);
+		sqe.gen = READ_ONCE(src->gen);
+		sqe.flags = READ_ONCE(src->flags);
+		sqe.deadline = READ_ONCE(src->deadline);
+		ring->sq_head++;
+		ret = htw_ring_do(ring, &sqe);
+		if (ret)
+			htw_ring_post(ring, sqe.slot, sqe.gen, ret, sqe.deadline);
+		if (!((i + 1) % 64))
+			cond_resched();
+	}
+	return i;
+}
+
+/*
+ * Run the due timers, a batch at a time, up to the present as the call
+ * began: timers that keep coming due do not keep it going.  Return 0, or
+ * -EINTR if a fatal signal came first (the rest stays due).
+ */
+static int htw_ring_run_due(struct htw_ring *ring)
+	__must_hold(&ring->lock)
+{
+	u64 until = htw_wheel_now(ring->wheel);
+
+	while (test_bit(HTW_RING_DUE, &ring->due)) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		if (!htw_ring_run(ring, until))
+			break;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Something for a waiter: timers due, or @min completions unread. */
+static bool htw_ring_ready(struct htw_ring *ring, u32 min)
+{
+	if (test_bit(HTW_RING_DUE, &ring->due))
+		return true;
+	/* The mark before the completions; pairs with htw_ring_unmark()'s. */
+	smp_rmb();
+	return htw_ring_unread(ring) >= min;
+}
+
+/*
+ * One hold of the lock: post the completions that waited for room,
+ * consume up to @to_submit submission entries (*@done of them), run the
+ * due timers, publish.  Return 0, or -EINTR if a fatal signal came first.
+ */
+static int htw_ring_work(struct htw_ring *ring, u32 to_submit, u32 *done)
+{
+	u32 from;
+	int ret;
+
+	*done = 0;
+	if (mutex_lock_killable(&ring->lock))
+		return -EINTR;
+	from = ring->cq_tail;
+	/* The program may have reaped since: read its head again. */
+	ring->cq_room = 0;
+	htw_ring_settle_waiting(ring);
+	*done = htw_ring_submit(ring, to_submit);
+	ret = htw_ring_run_due(ring);
+	htw_ring_publish(ring, from);
+	mutex_unlock(&ring->lock);
+	return ret;
+}
+
+/*
+ * Wait until @min completions are unread, running the timers that come due
+ * meanwhile.  Return 0, or -EINTR.
+ */
+static int htw_ring_wait(struct htw_ring *ring, u32 min)
+{
+	u32 none;
+	int ret;
+
+	while (htw_ring_unread(ring) < min) {
+		if (wait_event_interruptible(ring->wqh, htw_ring_ready(ring, min)))
+			return -EINTR;
+		ret = htw_ring_work(ring, 0, &none);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * htw_ring_enter() - consume submissions, run due timers, maybe wait
+ * @ring: the ring timers
+ * @enter: what to do, as the caller gave it
+ *
+ * Context: Process context; may sleep.
+ * Return: the submission entries consumed; -EINVAL; -EINTR if a signal
+ * came first, or while waiting, with none consumed.
+ */
+int htw_ring_enter(struct htw_ring *ring, const struct htw_ring_enter *enter)
+{
+	u32 done;
+	int ret;
+
+	if ((enter->flags & ~HTW_ENTER_GETEVENTS) || enter->reserved ||
+	    enter->min_complete > ring->cq_entries)
+		return -EINVAL;
+
+	ret = htw_ring_work(ring, enter->to_submit, &done);
+	if (!ret && (enter->flags & HTW_ENTER_GETEVENTS))
+		ret = htw_ring_wait(ring, enter->min_complete);
+	return done ? done : ret;
+}
+
+/**
+ * htw_ring_poll() - poll a file's ring timers
+ * @ring: them
+ * @file: the file
+ * @wait: the poll table
+ *
+ * As htw_ctx_poll(): with timers due and no completion unread, a poll
+ * runs a few batches itself if it gets the lock without waiting, so that
+ * readable means a completion to reap; else due counts as readable.
+ *
+ * Context: Process context.
+ * Return: EPOLLIN | EPOLLRDNORM while a completion is unread or a timer
+ * due, else 0.
+ */
+__poll_t htw_ring_poll(struct htw_ring *ring, struct file *file,
+		       struct poll_table_struct *wait)
+{
+	unsigned int i;
+	u32 from;
+
+	poll_wait(file, &ring->wqh, wait);
+
+	if (!htw_ring_ready(ring, 1))
+		return 0;
+	if (htw_ring_unread(ring) || !mutex_trylock(&ring->lock))
+		return EPOLLIN | EPOLLRDNORM;
+	from = ring->cq_tail;
+	ring->cq_room = 0;
+	htw_ring_settle_waiting(ring);
+	for (i = 0; i < HTW_RING_POLL_BATCHES && ring->cq_tail == from &&
+	     test_bit(HTW_RING_DUE, &ring->due); i++)
+		if (!htw_ring_run(ring, U64_MAX))
+			break;
+	/*
+	 * The completions written, then the tail that shows them; the poller
+	 * sees what it posted: no wake of its own.
+	 */
+	smp_store_release(ring->cq_tail_p, ring->cq_tail);
+	mutex_unlock(&ring->lock);
+	return htw_ring_ready(ring, 1) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/*
+ * The layout of the shared memory (see struct htw_ring_offsets): each
+ * index on a cache line of its own, as XDP's rings keep producer and
+ * consumer apart.  Return -EINVAL if the sizes cannot be.
+ */
+static int htw_ring_layout(struct htw_ring_setup *s)
+{
+	size_t sqes, words, cqes;
+
+	s->off = (struct htw_ring_offsets) {
+		.sq_tail = 0,
+		.cq_head = L1_CACHE_BYTES,
+		.sqes = 2 * L1_CACHE_BYTES,
+		.sq_head = 0,
+		.cq_tail = L1_CACHE_BYTES,
+		.cqes = 2 * L1_CACHE_BYTES,
+	};
+	sqes = size_mul(s->sq_entries, sizeof(struct htw_sqe));
+	words = size_mul(s->nr_slots, sizeof(u64));
+	cqes = size_mul(s->cq_entries, sizeof(struct htw_cqe));
+	s->off.slots = ALIGN(s->off.sqes + sqes, L1_CACHE_BYTES);
+	s->rw_size = PAGE_ALIGN(size_add(s->off.slots, words));
+	s->ro_size = PAGE_ALIGN(size_add(s->off.cqes, cqes));
+	if (s->rw_size > HTW_RING_OFF_RO || s->ro_size > HTW_RING_OFF_RO)
+		return -EINVAL;
+	return 0;
+}
+
+/* Allocate, map and point into the shared memory. */
+static int htw_ring_alloc_pages(struct htw_ring *ring,
+				const struct htw_ring_setup *s)
+{
+	unsigned int i;
+
+	ring->rw_pages = s->rw_size >> PAGE_SHIFT;
+	ring->nr_pages = ring->rw_pages + (s->ro_size >> PAGE_SHIFT);
+	ring->pages = kvcalloc(ring->nr_pages, sizeof(*ring->pages),
+			       HTW_RING_GFP);
+	if (!ring->pages)
+		return -ENOMEM;
+	for (i = 0; i < ring->nr_pages; i++) {
+		ring->pages[i] = alloc_page(HTW_RING_GFP | __GFP_ZERO);
+		if (!ring->pages[i])
+			return -ENOMEM;
+		cond_resched();
+	}
+	ring->mem = vmap(ring->pages, ring->nr_pages, VM_MAP, PAGE_KERNEL);
+	if (!ring->mem)
+		return -ENOMEM;
+
+	ring->sq_tail_p = ring->mem + s->off.sq_tail;
+	ring->cq_head_p = ring->mem + s->off.cq_head;
+	ring->sqes = ring->mem + s->off.sqes;
+	ring->words = ring->mem + s->off.slots;
+	ring->sq_head_p = ring->mem + s->rw_size + s->off.sq_head;
+	ring->cq_tail_p = ring->mem + s->rw_size + s->off.cq_tail;
+	ring->cqes = ring->mem + s->rw_size + s->off.cqes;
+	return 0;
+}
+
+/* Allocate the kernel's half of each slot, every one IDLE. */
+static int htw_ring_alloc_slots(struct htw_ring *ring)
+{
+	u32 i;
+
+	ring->slots = kvcalloc(ring->nr_slots, sizeof(*ring->slots),
+			       HTW_RING_GFP);
+	if (!ring->slots)
+		return -ENOMEM;
+	for (i = 0; i < ring->nr_slots; i++) {
+		htw_timer_init(&ring->slots[i].timer, ring->wheel, htw_rslot_fn);
+		if (!((i + 1) % 4096))
+			cond_resched();
+	}
+	return 0;
+}
+
+/* Free what htw_ring_create() made, as far as it got. */
+static void htw_ring_free(struct htw_ring *ring)
+{
+	unsigned int i;
+
+	if (ring->wheel)
+		htw_wheel_stop(ring->wheel);
+	/* No run, no wake: the slots can go, then the wheel. */
+	kvfree(ring->slots);
+	htw_wheel_destroy(ring->wheel);
+	if (ring->mem)
+		vunmap(ring->mem);
+	for (i = 0; ring->pages && i < ring->nr_pages && ring->pages[i]; i++)
+		__free_page(ring->pages[i]);
+	kvfree(ring->pages);
+	if (ring->charged)
+		htw_user_uncharge(ring->user, ring->charged);
+	mutex_destroy(&ring->lock);
+	kfree(ring);
+}
+
+/**
+ * htw_ring_create() - create a file's ring timers
+ * @params: what they are made of
+ * @setup: as the caller asked; its sizes are rounded and its offsets
+ *	filled in
+ *
+ * Context: Process context; may sleep.  Memory is charged to the caller's
+ * memory cgroup, and to @params->user.
+ * Return: the ring timers, or ERR_PTR(-EINVAL), ERR_PTR(-ENOSPC) or
+ * ERR_PTR(-ENOMEM).
+ */
+struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
+				 struct htw_ring_setup *setup)
+{
+	struct htw_wheel_params wp = params->wheel;
+	struct htw_ring *ring;
+	size_t bytes;
+	int ret;
+
+	if (setup->flags || !setup->nr_slots ||
+	    setup->nr_slots > min(params->max_slots, HTW_RING_SLOTS_MAX) ||
+	    !setup->sq_entries || setup->sq_entries > HTW_RING_SQ_MAX)
+		return ERR_PTR(-EINVAL);
+	setup->sq_entries = roundup_pow_of_two(setup->sq_entries);
+	setup->cq_entries = roundup_pow_of_two(max(setup->nr_slots,
+						   setup->sq_entries));
+	ret = htw_ring_layout(setup);
+	if (ret)
+		return ERR_PTR(ret);
+
+	ring = kzalloc(sizeof(*ring), HTW_RING_GFP);
+	if (!ring)
+		return ERR_PTR(-ENOMEM);
+	mutex_init(&ring->lock);
+	init_waitqueue_head(&ring->wqh);
+	INIT_LIST_HEAD(&ring->expired);
+	INIT_LIST_HEAD(&ring->waiting);
+	ring->nr_slots = setup->nr_slots;
+	ring->sq_entries = setup->sq_entries;
+	ring->cq_entries = setup->cq_entries;
+	ring->time_offset = params->time_offset;
+	ring->user = params->user;
+
+	/* Its readers run it; every level now, so that no run allocates. */
+	wp.clockid = CLOCK_MONOTONIC;
+	wp.flags = HTW_WHEEL_ACCOUNT | HTW_WHEEL_LOCKED_CALLBACKS |
+		   HTW_WHEEL_DEFERRED;
+	wp.wake = htw_ring_wake;
+	wp.data = ring;
+	ring->wheel = htw_wheel_create(&wp);
+	if (IS_ERR(ring->wheel)) {
+		ret = PTR_ERR(ring->wheel);
+		ring->wheel = NULL;
+		goto err_free;
+	}
+
+	/* The account first: a refusal costs no allocation. */
+	bytes = size_add(size_add(setup->rw_size, setup->ro_size),
+			 size_add(size_mul(ring->nr_slots, sizeof(*ring->slots)),
+				  htw_wheel_footprint(ring->wheel)));
+	if (ring->user) {
+		ret = htw_user_charge(ring->user, bytes,
+				      READ_ONCE(*params->max_user_bytes));
+		if (ret)
+			goto err_free;
+		ring->charged = bytes;
+	}
+
+	ret = htw_ring_alloc_pages(ring, setup);
+	if (ret)
+		goto err_free;
+	ret = htw_ring_alloc_slots(ring);
+	if (ret)
+		goto err_free;
+	return ring;
+
+err_free:
+	htw_ring_free(ring);
+	return ERR_PTR(ret);
+}
+
+/**
+ * htw_ring_destroy() - cancel every ring timer of a file and free them
+ * @ring: them; nothing else may use them, nor any mapping reach them
+ *
+ * Context: Process context; may sleep.
+ */
+void htw_ring_destroy(struct htw_ring *ring)
+{
+	htw_ring_free(ring);
+}
+
+/**
+ * htw_ring_mmap() - map a part of the shared memory
+ * @ring: the ring timers
+ * @vma: the mapping: at %HTW_RING_OFF_RW or %HTW_RING_OFF_RO, shared, no
+ *	longer than its part, and read-only for %HTW_RING_OFF_RO
+ *
+ * Context: Process context, with the mm's mmap_lock held for writing.
+ * Return: 0, -EINVAL, -EPERM, or an error of vm_insert_pages().
+ */
+int htw_ring_mmap(struct htw_ring *ring, struct vm_area_struct *vma)
+{
+	unsigned long len = vma->vm_end - vma->vm_start, nr;
+	unsigned int first, pages;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_pgoff == HTW_RING_OFF_RW >> PAGE_SHIFT) {
+		first = 0;
+		pages = ring->rw_pages;
+	} else if (vma->vm_pgoff == HTW_RING_OFF_RO >> PAGE_SHIFT) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
+		/* Nor made writable later, by mprotect(). */
+		vm_flags_clear(vma, VM_MAYWRITE);
+		first = ring->rw_pages;
+		pages = ring->nr_pages - ring->rw_pages;
+	} else {
+		return -EINVAL;
+	}
+	nr = len >> PAGE_SHIFT;
+	if (nr > pages)
+		return -EINVAL;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return vm_insert_pages(vma, vma->vm_start, ring->pages + first, &nr);
+}
+
+/**
+ * htw_ring_counts() - a file's ring timers, for fdinfo
+ * @ring: them
+ * @nr_slots: set to their slots
+ * @nr_armed: set to the slots armed
+ * @nr_waiting: set to the completions waiting for room
+ *
+ * Context: Any context; the counts may be stale as soon as they are read.
+ */
+void htw_ring_counts(struct htw_ring *ring, u32 *nr_slots, u32 *nr_armed,
+		     u32 *nr_waiting)
+{
+	*nr_slots = ring->nr_slots;
+	*nr_armed = READ_ONCE(ring->nr_armed);
+	*nr_waiting = READ_ONCE(ring->nr_waiting);
+}

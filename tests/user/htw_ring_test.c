@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ring timers: setup and mapping and their errors, the slot protocol (a
+ * store extends, the cancel value cancels, nothing fires early or twice),
+ * the rings' entries and errors, a full completion ring that loses nothing,
+ * a program that scribbles over its shared memory, and the lifetimes of
+ * the memory across munmap(), close() and fork().
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "htw_user.h"
+
+#define MS		NSEC_PER_MSEC
+#define FAR		(3600 * NSEC_PER_SEC)
+#define PAGE		4096
+
+static __u64 now(void)
+{
+	return htw_now(CLOCK_MONOTONIC);
+}
+
+/* What the uid holds, by a file of its own. */
+static __u64 user_bytes(void)
+{
+	struct htw_info info = { 0 };
+	int fd = htw_open(O_CLOEXEC);
+
+	if (fd < 0)
+		return ~0ULL;
+	htw_get_info(fd, &info);
+	close(fd);
+	return info.user_bytes;
+}
+
+static int setup_ring(int fd, __u32 slots, __u32 sq, struct htw_ring_setup *s)
+{
+	*s = (struct htw_ring_setup) { .nr_slots = slots, .sq_entries = sq };
+	return ioctl(fd, HTW_IOC_RING_SETUP, s) ? -errno : 0;
+}
+
+static int enter_ring(int fd, __u32 to_submit, __u32 min, __u32 flags)
+{
+	struct htw_ring_enter e = {
+		.to_submit = to_submit, .min_complete = min, .flags = flags,
+	};
+	int ret = ioctl(fd, HTW_IOC_RING_ENTER, &e);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/*
+ * Reap into @cqes until @n completions are in, waiting for them; return
+ * how many came (fewer only after HTW_WAIT_MS).
+ */
+static unsigned int reap_n(struct htw_ring *r, struct htw_cqe *cqes,
+			   unsigned int n)
+{
+	__u64 end = now() + HTW_WAIT_MS * MS;
+	unsigned int got = 0;
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+
+	while (got < n && now() < end) {
+		got += htw_ring_reap(r, cqes + got, n - got);
+		if (got < n) {
+			poll(&pfd, 1, 100);
+			htw_ring_submit(r, 0);
+		}
+	}
+	return got;
+}
+
+/* Reap what comes within @ms: how many. */
+static unsigned int reap_for(struct htw_ring *r, struct htw_cqe *cqes,
+			     unsigned int max, unsigned int ms)
+{
+	__u64 end = now() + ms * MS;
+	unsigned int got = 0;
+
+	while (now() < end) {
+		htw_ring_submit(r, 0);
+		got += htw_ring_reap(r, cqes + got, max - got);
+		usleep(1000);
+	}
+	return got;
+}
+
+FIXTURE(ring) {
+	int fd;
+	struct htw_ring r;
+	__u64 base;
+};
+
+FIXTURE_SETUP(ring)
+{
+	self->base = user_bytes();
+	self->fd = htw_open(O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, htw_ring_map(self->fd, 64, 16, &self->r));
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	htw_ring_unmap(&self->r);
+	close(self->fd);
+	/* Everything the ring held went back with the file. */
+	EXPECT_EQ(self->base, user_bytes());
+}
+
+TEST(setup_reports_sizes_and_offsets)
+{
+	struct htw_ring_setup s;
+	int fd = htw_open(O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup_ring(fd, 100, 100, &s));
+	EXPECT_EQ(100, s.nr_slots);
+	EXPECT_EQ(128, s.sq_entries);
+	EXPECT_EQ(128, s.cq_entries);
+	EXPECT_EQ(0, s.rw_size % PAGE);
+	EXPECT_EQ(0, s.ro_size % PAGE);
+	EXPECT_LE(s.off.sqes + 128 * sizeof(struct htw_sqe), s.off.slots);
+	EXPECT_LE(s.off.slots + 100 * sizeof(__u64), s.rw_size);
+	EXPECT_LE(s.off.cqes + 128 * sizeof(struct htw_cqe), s.ro_size);
+	EXPECT_NE(s.off.sq_tail, s.off.cq_head);
+	EXPECT_NE(s.off.sq_head, s.off.cq_tail);
+	EXPECT_EQ(1, htw_fdinfo_value(fd, "ring_slots") == 100);
+	close(fd);
+}
+
+TEST(setup_twice_is_ebusy)
+{
+	struct htw_ring_setup s;
+	int fd = htw_open(O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup_ring(fd, 8, 8, &s));
+	EXPECT_EQ(-EBUSY, setup_ring(fd, 8, 8, &s));
+	close(fd);
+}
+
+TEST(setup_out_of_range_is_einval)
+{
+	struct htw_info info = { 0 };
+	struct htw_ring_setup s;
+	int fd = htw_open(O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_get_info(fd, &info));
+	EXPECT_EQ(-EINVAL, setup_ring(fd, 0, 8, &s));
+	EXPECT_EQ(-EINVAL, setup_ring(fd, info.max_timers + 1, 8, &s));
+	EXPECT_EQ(-EINVAL, setup_ring(fd, 8, 0, &s));
+	EXPECT_EQ(-EINVAL, setup_ring(fd, 8, HTW_RING_SQ_MAX + 1, &s));
+	s = (struct htw_ring_setup) { .nr_slots = 8, .sq_entries = 8,
+				      .flags = 1 };
+	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EINVAL, errno);
+	/* None of those made the file's ring timers. */
+	EXPECT_EQ(0, setup_ring(fd, 8, HTW_RING_SQ_MAX, &s));
+	close(fd);
+}
+
+TEST(enter_and_mmap_before_setup_are_enxio)
+{
+	int fd = htw_open(O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENXIO, enter_ring(fd, 0, 0, 0));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd,
+				   HTW_RING_OFF_RW));
+	EXPECT_EQ(ENXIO, errno);
+	close(fd);
+}
+
+TEST(enter_with_bad_fields_is_einval)
+{
+	struct htw_ring_setup s;
+	struct htw_ring_enter e = { 0 };
+	int fd = htw_open(O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup_ring(fd, 8, 8, &s));
+	EXPECT_EQ(-EINVAL, enter_ring(fd, 0, 0, 2));
+	EXPECT_EQ(-EINVAL, enter_ring(fd, 0, s.cq_entries + 1,
+				      HTW_ENTER_GETEVENTS));
+	e.reserved = 1;
+	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_RING_ENTER, &e));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, enter_ring(fd, 0, 0, 0));
+	close(fd);
+}
+
+TEST(mappings_are_shared_within_their_part_and_the_kernels_read_only)
+{
+	struct htw_ring_setup s;
+	int fd = htw_open(O_CLOEXEC);
+	void *p;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup_ring(fd, 8, 8, &s));
+	/* Not shared, not one of the two offsets, longer than its part. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, s.rw_size, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE, fd, HTW_RING_OFF_RW));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd,
+				   PAGE));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, s.rw_size + PAGE, PROT_READ,
+				   MAP_SHARED, fd, HTW_RING_OFF_RW));
+	EXPECT_EQ(EINVAL, errno);
+	/* The kernel's part is read-only, and stays so. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, s.ro_size, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, fd, HTW_RING_OFF_RO));
+	EXPECT_EQ(EPERM, errno);
+	p = mmap(NULL, s.ro_size, PROT_READ, MAP_SHARED, fd, HTW_RING_OFF_RO);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, mprotect(p, s.ro_size, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(0, munmap(p, s.ro_size));
+	/* No mremap() grows a part past its pages. */
+	p = mmap(NULL, s.rw_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 HTW_RING_OFF_RW);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(MAP_FAILED, mremap(p, s.rw_size, s.rw_size + PAGE, 0));
+	EXPECT_EQ(0, munmap(p, s.rw_size));
+	close(fd);
+}
+
+/* Arm each of @n slots as generation 1, @first + i * @step ns from now. */
+static __u64 arm_slots(struct htw_ring *r, unsigned int n, __u64 first,
+		       __u64 step)
+{
+	__u64 t = now();
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (htw_ring_arm(r, i, 1, t + first + i * step) == -EAGAIN) {
+			htw_ring_submit(r, 0);
+			i--;
+		}
+	}
+	htw_ring_submit(r, 0);
+	return t;
+}
+
+TEST_F(ring, every_armed_slot_fires_once_never_early)
+{
+	struct htw_cqe cqes[128];
+	unsigned int seen[64] = { 0 }, i;
+	__u64 t0 = arm_slots(&self->r, 64, 20 * MS, MS);
+
+	ASSERT_EQ(64, reap_n(&self->r, cqes, 64));
+	for (i = 0; i < 64; i++) {
+		ASSERT_LT(cqes[i].slot, 64);
+		EXPECT_EQ(0, cqes[i].res);
+		EXPECT_EQ(1, cqes[i].gen);
+		EXPECT_EQ(0, cqes[i].flags);
+		EXPECT_EQ(t0 + 20 * MS + cqes[i].slot * MS, cqes[i].deadline);
+		seen[cqes[i].slot]++;
+	}
+	/* Reaped after each deadline: none came early. */
+	EXPECT_LE(t0 + 83 * MS, now());
+	for (i = 0; i < 64; i++)
+		EXPECT_EQ(1, seen[i]) TH_LOG("slot %u", i);
+	EXPECT_EQ(0, reap_for(&self->r, cqes, 128, 50));
+	EXPECT_EQ(0, htw_fdinfo_value(self->fd, "ring_armed"));
+}
+
+TEST_F(ring, a_store_pushes_the_deadline_later)
+{
+	__u64 lead, t0, last = 0;
+	struct htw_cqe cqe;
+	unsigned int i;
+
+	/*
+	 * The kernel reads the word only in the program's own calls, after
+	 * the deadline: once the arm's call is over before it, the stores
+	 * all come first.  A slower call is tried again with a longer lead.
+	 */
+	for (lead = 20 * MS; lead < 60 * NSEC_PER_SEC; lead *= 4) {
+		t0 = now();
+		ASSERT_EQ(0, htw_ring_arm(&self->r, 3, 7, t0 + lead));
+		ASSERT_EQ(1, htw_ring_submit(&self->r, 0));
+		if (now() < t0 + lead)
+			break;
+		ASSERT_EQ(1, reap_n(&self->r, &cqe, 1));
+		TH_LOG("the arm took longer than %llu ns; again",
+		       (unsigned long long)lead);
+	}
+	/* Thousands of pushes, each a plain store. */
+	for (i = 0; i < 5000; i++) {
+		last = t0 + 2 * lead + i * 10000;
+		htw_ring_extend(&self->r, 3, last);
+	}
+	ASSERT_EQ(1, reap_n(&self->r, &cqe, 1));
+	EXPECT_LE(last, now());
+	EXPECT_EQ(3, cqe.slot);
+	EXPECT_EQ(7, cqe.gen);
+	EXPECT_EQ(0, cqe.res);
+	/* The kernel acted on the last store: the last one made. */
+	EXPECT_EQ(last, cqe.deadline);
+	EXPECT_EQ(0, htw_fdinfo_value(self->fd, "ring_armed"));
+}
+
+/* The words are stored before the arm's call: the kernel reads them last. */
+TEST_F(ring, a_store_earlier_or_out_of_range_changes_nothing)
+{
+	struct htw_cqe cqe;
+	__u64 t0 = now();
+
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 0, 1, t0 + 50 * MS));
+	htw_ring_extend(&self->r, 0, t0 + 10 * MS);
+	htw_ring_extend(&self->r, 0, HTW_TIME_MAX + 1);
+	ASSERT_EQ(1, htw_ring_submit(&self->r, 0));
+	ASSERT_EQ(1, reap_n(&self->r, &cqe, 1));
+	EXPECT_LE(t0 + 50 * MS, now());
+	EXPECT_EQ(t0 + 50 * MS, cqe.deadline);
+}
+
+TEST_F(ring, the_cancel_value_cancels_with_no_completion)
+{
+	struct htw_cqe cqes[4];
+
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 5, 1, now() + 20 * MS));
+	htw_ring_extend(&self->r, 5, HTW_SLOT_CANCEL);
+	ASSERT_EQ(1, htw_ring_submit(&self->r, 0));
+	EXPECT_EQ(0, reap_for(&self->r, cqes, 4, 100));
+	EXPECT_EQ(0, htw_fdinfo_value(self->fd, "ring_armed"));
+}
+
+TEST_F(ring, an_arm_moves_an_armed_slot_and_replaces_its_generation)
+{
+	struct htw_cqe cqes[4];
+	__u64 t0 = now();
+	unsigned int i;
+
+	for (i = 9; i < 12; i++)
+		ASSERT_EQ(0, htw_ring_arm(&self->r, i, 1, t0 + FAR));
+	ASSERT_EQ(3, htw_ring_submit(&self->r, 0));
+	/* Earlier, twice, and later: each takes its new generation. */
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 9, 2, t0 + 20 * MS));
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 10, 2, t0 + 40 * MS));
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 11, 2, t0 + 2 * FAR));
+	ASSERT_EQ(3, htw_ring_submit(&self->r, 0));
+	ASSERT_EQ(2, reap_n(&self->r, cqes, 2));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(2, cqes[i].gen);
+		EXPECT_EQ(0, cqes[i].res);
+		EXPECT_EQ(t0 + (cqes[i].slot == 9 ? 20 : 40) * MS,
+			  cqes[i].deadline);
+	}
+	EXPECT_NE(cqes[0].slot, cqes[1].slot);
+	EXPECT_EQ(0, reap_for(&self->r, cqes, 4, 60));
+	EXPECT_EQ(1, htw_fdinfo_value(self->fd, "ring_armed"));
+}
+
+TEST_F(ring, a_cancel_entry_cancels_its_generation_only)
+{
+	struct htw_cqe cqes[4];
+
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 1, 4, now() + FAR));
+	ASSERT_EQ(1, htw_ring_submit(&self->r, 0));
+	ASSERT_EQ(0, htw_ring_cancel(&self->r, 1, 3));
+	ASSERT_EQ(0, htw_ring_cancel(&self->r, 1, 4));
+	ASSERT_EQ(0, htw_ring_cancel(&self->r, 1, 4));
+	ASSERT_EQ(3, htw_ring_submit(&self->r, 0));
+	/* Another generation's, and the second of this one's, find none. */
+	ASSERT_EQ(2, reap_n(&self->r, cqes, 2));
+	EXPECT_EQ(-ENOENT, cqes[0].res);
+	EXPECT_EQ(3, cqes[0].gen);
+	EXPECT_EQ(-ENOENT, cqes[1].res);
+	EXPECT_EQ(4, cqes[1].gen);
+	EXPECT_EQ(0, reap_for(&self->r, cqes, 4, 30));
+	EXPECT_EQ(0, htw_fdinfo_value(self->fd, "ring_armed"));
+}
+
+TEST_F(ring, each_bad_entry_gets_its_own_error)
+{
+	static const struct htw_sqe bad[] = {
+		{ .op = 0, .slot = 0 },
+		{ .op = 3, .slot = 0 },
+		{ .op = HTW_SQE_ARM, .slot = 0, .flags = 1 },
+		{ .op = HTW_SQE_ARM, .slot = 64 },
+		{ .op = HTW_SQE_ARM, .slot = ~0U },
+		{ .op = HTW_SQE_ARM, .slot = 0, .deadline = HTW_TIME_MAX + 1 },
+		{ .op = HTW_SQE_CANCEL, .slot = 0, .deadline = 1 },
+	};
+	struct htw_ring *r = &self->r;
+	struct htw_cqe cqes[16];
+	unsigned int i, n = ARRAY_SIZE(bad);
+	__u64 t0 = now();
+
+	for (i = 0; i < n; i++) {
+		r->sqes[r->sq_tail & (r->sq_entries - 1)] = bad[i];
+		r->sqes[r->sq_tail & (r->sq_entries - 1)].gen = 100 + i;
+		r->sq_tail++;
+	}
+	/* A good one among them is armed, and fires. */
+	ASSERT_EQ(0, htw_ring_arm(r, 2, 1, t0 + 10 * MS));
+	ASSERT_EQ(n + 1, htw_ring_submit(r, 0));
+	ASSERT_EQ(n + 1, reap_n(r, cqes, n + 1));
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(-EINVAL, cqes[i].res) TH_LOG("entry %u", i);
+		EXPECT_EQ(100 + i, cqes[i].gen);
+		EXPECT_EQ(bad[i].slot, cqes[i].slot);
+	}
+	EXPECT_EQ(0, cqes[n].res);
+	EXPECT_EQ(2, cqes[n].slot);
+}
+
+/*
+ * A completion ring left full: the timers wait in the kernel, the
+ * submission ring waits too, and nothing is lost or doubled once the
+ * program reaps.
+ */
+TEST(a_full_completion_ring_loses_nothing)
+{
+	struct htw_cqe cqes[64];
+	unsigned int seen[2][8] = { { 0 } }, i, n, got;
+	struct htw_ring r;
+	int fd = htw_open(O_CLOEXEC);
+	__u64 t0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_ring_map(fd, 8, 8, &r));
+	ASSERT_EQ(8, r.cq_entries);
+	/* Generation 1 fills the ring. */
+	t0 = now();
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, htw_ring_arm(&r, i, 1, t0));
+	ASSERT_EQ(8, htw_ring_submit(&r, 0));
+	ASSERT_EQ(0, htw_ring_submit(&r, 8));
+	/* One reaped: room for one, and generation 2's arms are taken. */
+	ASSERT_EQ(1, htw_ring_reap(&r, cqes, 1));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, htw_ring_arm(&r, i, 2, t0));
+	ASSERT_EQ(8, htw_ring_submit(&r, 0));
+	/* Of its expiries, one fits and seven wait. */
+	while (htw_fdinfo_value(fd, "ring_waiting") < 7) {
+		ASSERT_GT(t0 + HTW_WAIT_MS * MS, now());
+		usleep(1000);
+		ASSERT_EQ(0, htw_ring_submit(&r, 0));
+	}
+	EXPECT_EQ(8, htw_fdinfo_value(fd, "ring_armed") + 1);
+	/* No room for an error: the submission ring is not consumed. */
+	ASSERT_EQ(0, htw_ring_cancel(&r, 0, 9));
+	EXPECT_EQ(0, htw_ring_submit(&r, 0));
+
+	for (got = 1; got < 17; got += n) {
+		n = htw_ring_reap(&r, cqes + got, 64 - got);
+		if (!n)
+			ASSERT_LE(0, htw_ring_submit(&r, 0));
+		ASSERT_GT(t0 + HTW_WAIT_MS * MS, now());
+	}
+	ASSERT_EQ(17, got);
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(0, cqes[i].res);
+		/* In order: generation 1's eight, then generation 2's. */
+		ASSERT_EQ(i < 8 ? 1 : 2, cqes[i].gen);
+		ASSERT_LT(cqes[i].slot, 8);
+		seen[cqes[i].gen - 1][cqes[i].slot]++;
+	}
+	EXPECT_EQ(-ENOENT, cqes[16].res);
+	for (i = 0; i < 8; i++) {
+		EXPECT_EQ(1, seen[0][i]);
+		EXPECT_EQ(1, seen[1][i]);
+	}
+	EXPECT_EQ(0, htw_ring_reap(&r, cqes, 64));
+	htw_ring_unmap(&r);
+	close(fd);
+}
+
+TEST(munmap_then_close_and_close_then_munmap_free_everything)
+{
+	__u64 base = user_bytes();
+	struct htw_ring r;
+	int fd, order;
+
+	for (order = 0; order < 2; order++) {
+		fd = htw_open(O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, htw_ring_map(fd, 1000, 64, &r));
+		ASSERT_EQ(0, htw_ring_arm(&r, 0, 1, now() + FAR));
+		ASSERT_EQ(1, htw_ring_submit(&r, 0));
+		EXPECT_LT(base, user_bytes());
+		if (order) {
+			close(fd);
+			/* The mapping holds the file: still there, still usable. */
+			EXPECT_LT(base, user_bytes());
+			htw_ring_extend(&r, 0, now() + 2 * FAR);
+			EXPECT_EQ(0, r.cqes[0].res);
+			htw_ring_unmap(&r);
+		} else {
+			htw_ring_unmap(&r);
+			EXPECT_LT(base, user_bytes());
+			close(fd);
+		}
+		EXPECT_EQ(base, user_bytes()) TH_LOG("order %d", order);
+	}
+}
+
+/* fork(): the child shares the slots; its store extends the parent's timer. */
+TEST_F(ring, a_forked_child_shares_the_slots)
+{
+	struct htw_cqe cqe;
+	__u64 t0 = now();
+	int status;
+	pid_t pid;
+
+	/* Submitted once the child is done: the kernel reads its store. */
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 4, 1, t0 + 50 * MS));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		htw_ring_extend(&self->r, 4, t0 + 150 * MS);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(1, htw_ring_submit(&self->r, 0));
+	ASSERT_EQ(1, reap_n(&self->r, &cqe, 1));
+	EXPECT_EQ(t0 + 150 * MS, cqe.deadline);
+	EXPECT_LE(t0 + 150 * MS, now());
+}
+
+/*
+ * The oracle, on two CPUs: one thread pushes deadlines later by stores,
+ * the kernel fires on the other, the main thread arms, cancels and reaps.
+ * Each arm (a generation, never reused) ends once: in its expiry, at or
+ * after its deadline and never after a deadline the program stored; or in
+ * a cancel, which says -ENOENT if it came after the expiry.
+ */
+#define ORACLE_SLOTS	256
+#define ORACLE_GENS	4194304
+
+/* What became of an arm, by its generation. */
+enum {
+	GEN_NONE,
+	GEN_ARMED,
+	GEN_CANCELING,		/* a cancel is on its way */
+	GEN_EXPIRED,
+	GEN_LATE_CANCEL,	/* expired, its cancel to find none */
+	GEN_ENDED,
+};
+
+/* @stored: of each slot, the latest deadline the program stored. */
+struct oracle {
+	struct htw_ring *r;
+	__u64 stored[ORACLE_SLOTS];
+	int stop;
+	__u64 seed;
+};
+
+static void store_max(__u64 *p, __u64 v)
+{
+	__u64 old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (old < v &&
+	       !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static void *oracle_pusher(void *arg)
+{
+	struct oracle *o = arg;
+	__u64 seed = o->seed, d;
+	unsigned int s;
+
+	while (!__atomic_load_n(&o->stop, __ATOMIC_RELAXED)) {
+		s = htw_rand_below(&seed, ORACLE_SLOTS);
+		d = now() + (5 + htw_rand_below(&seed, 20)) * MS;
+		/* The oracle's record first: a deadline it may see acted on. */
+		store_max(&o->stored[s], d);
+		htw_ring_extend(o->r, s, d);
+	}
+	return NULL;
+}
+
+/* The oracle's verdict on one completion: 0, or why it is wrong. */
+static const char *oracle_check(struct oracle *o, unsigned char *state,
+				const struct htw_cqe *c)
+{
+	if (c->slot >= ORACLE_SLOTS || !c->gen || c->gen >= ORACLE_GENS)
+		return "a completion of no arm";
+	if (c->res == -ENOENT) {
+		if (state[c->gen] != GEN_LATE_CANCEL)
+			return "-ENOENT for a cancel that was in time";
+		state[c->gen] = GEN_ENDED;
+		return NULL;
+	}
+	if (c->res)
+		return "an error";
+	if (c->deadline > now())
+		return "an early expiry";
+	if (c->deadline > __atomic_load_n(&o->stored[c->slot], __ATOMIC_RELAXED))
+		return "an expiry for a deadline never given";
+	if (state[c->gen] == GEN_ARMED)
+		state[c->gen] = GEN_EXPIRED;
+	else if (state[c->gen] == GEN_CANCELING)
+		state[c->gen] = GEN_LATE_CANCEL;
+	else
+		return "a second expiry, or one of a cancelled arm";
+	return NULL;
+}
+
+TEST(oracle_on_two_cpus_every_arm_ends_once_never_early)
+{
+	static struct oracle o;
+	static unsigned char state[ORACLE_GENS];
+	__u64 seconds = htw_env_u64("HTW_FULL", 0) == 1 ? 20 : 3;
+	__u32 cur[ORACLE_SLOTS] = { 0 }, next = 1, i;
+	unsigned int expired = 0, late = 0;
+	struct htw_cqe cqes[64];
+	const char *why;
+	struct htw_ring r;
+	pthread_t pusher;
+	__u64 end, seed, d;
+	int fd = htw_open(O_CLOEXEC), n, k;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_ring_map(fd, ORACLE_SLOTS, 256, &r));
+	o.r = &r;
+	seed = htw_now(CLOCK_MONOTONIC) | 1;
+	o.seed = seed;
+	TH_LOG("seed %llu", (unsigned long long)seed);
+	ASSERT_EQ(0, pthread_create(&pusher, NULL, oracle_pusher, &o));
+
+	end = now() + seconds * NSEC_PER_SEC;
+	while (now() < end && next < ORACLE_GENS) {
+		/* Arm a slot whose arm is not pending, or cancel one that is. */
+		i = htw_rand_below(&seed, ORACLE_SLOTS);
+		if (state[cur[i]] != GEN_ARMED) {
+			d = now() + (1 + htw_rand_below(&seed, 10)) * MS;
+			store_max(&o.stored[i], d);
+			cur[i] = next++;
+			state[cur[i]] = GEN_ARMED;
+			ASSERT_EQ(0, htw_ring_arm(&r, i, cur[i], d));
+		} else if (htw_rand_below(&seed, 8) == 0) {
+			ASSERT_EQ(0, htw_ring_cancel(&r, i, cur[i]));
+			state[cur[i]] = GEN_CANCELING;
+		}
+		if (htw_rand_below(&seed, 16) == 0 ||
+		    r.sq_tail - *r.sq_head_p >= 200)
+			ASSERT_LE(0, htw_ring_submit(&r, 0));
+		n = htw_ring_reap(&r, cqes, 64);
+		for (k = 0; k < n; k++) {
+			why = oracle_check(&o, state, &cqes[k]);
+			ASSERT_EQ(NULL, why)
+				TH_LOG("%s: slot %u gen %u res %d deadline %llu",
+				       why, cqes[k].slot, cqes[k].gen, cqes[k].res,
+				       (unsigned long long)cqes[k].deadline);
+			expired += !cqes[k].res;
+			late += cqes[k].res == -ENOENT;
+		}
+	}
+	__atomic_store_n(&o.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(pusher, NULL);
+	TH_LOG("%u arms, %u expiries, %u cancels after the expiry", next - 1,
+	       expired, late);
+	EXPECT_LT(0, expired);
+	htw_ring_unmap(&r);
+	close(fd);
+}
+
+/*
+ * A hostile program: a thread writes random values over every writable
+ * byte while others arm, push, cancel and reap.  Nothing breaks but its own
+ * timers: every completion is well formed, no expiry is early, and the
+ * memory goes back at close.
+ */
+struct scribble {
+	struct htw_ring *r;
+	int stop;
+	unsigned long ops;
+	__u64 seed;
+};
+
+static void *scribbler(void *arg)
+{
+	struct scribble *sc = arg;
+	__u64 seed = sc->seed, *words = sc->r->rw;
+	size_t n = sc->r->rw_size / sizeof(__u64);
+
+	while (!__atomic_load_n(&sc->stop, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&words[htw_rand_below(&seed, n)], htw_rand(&seed),
+				 __ATOMIC_RELAXED);
+		__atomic_fetch_add(&sc->ops, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+TEST(a_scribbled_ring_harms_only_itself)
+{
+	static struct scribble sc;
+	bool full = htw_env_u64("HTW_FULL", 0) == 1;
+	unsigned long target = full ? 1000000 : 100000;
+	__u64 base = user_bytes(), seed, t, end;
+	unsigned long ops = 0, cqes_seen = 0;
+	struct htw_cqe cqes[64];
+	struct htw_ring r;
+	pthread_t th;
+	int fd = htw_open(O_CLOEXEC), n, k;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_ring_map(fd, 512, 64, &r));
+	sc.r = &r;
+	seed = htw_now(CLOCK_MONOTONIC) | 1;
+	sc.seed = seed;
+	TH_LOG("seed %llu", (unsigned long long)seed);
+	ASSERT_EQ(0, pthread_create(&th, NULL, scribbler, &sc));
+	end = now() + 120 * NSEC_PER_SEC;
+	while (ops < target && now() < end) {
+		__u32 s = htw_rand_below(&seed, 600);
+
+		switch (htw_rand_below(&seed, 4)) {
+		case 0:
+			htw_ring_arm(&r, s % 512, s, now() + htw_rand_below(&seed, 5 * MS));
+			break;
+		case 1:
+			htw_ring_extend(&r, s % 512, now() + htw_rand_below(&seed, 10 * MS));
+			break;
+		case 2:
+			htw_ring_cancel(&r, s % 512, s);
+			break;
+		default:
+			/* The program's own indices may be nonsense by now. */
+			r.sq_tail = *r.sq_tail_p + htw_rand_below(&seed, 70);
+			n = htw_ring_submit(&r, 0);
+			ASSERT_TRUE(n >= 0 || n == -EINTR) TH_LOG("%d", n);
+			break;
+		}
+		n = htw_ring_reap(&r, cqes, 64);
+		if (n > 64)
+			n = 64;
+		t = now();
+		for (k = 0; k < n; k++) {
+			struct htw_cqe *c = &cqes[k];
+
+			ASSERT_TRUE(c->res == 0 || c->res == -EINVAL ||
+				    c->res == -ENOENT) TH_LOG("res %d", c->res);
+			if (c->res)
+				continue;
+			/* An expiry: of a slot that exists, not early. */
+			ASSERT_LT(c->slot, 512);
+			ASSERT_EQ(0, c->flags);
+			ASSERT_LE(c->deadline, t);
+			cqes_seen++;
+		}
+		ops++;
+	}
+	__atomic_store_n(&sc.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	TH_LOG("%lu operations, %lu scribbles, %lu expiries", ops,
+	       __atomic_load_n(&sc.ops, __ATOMIC_RELAXED), cqes_seen);
+	EXPECT_EQ(target, ops);
+	htw_ring_unmap(&r);
+	close(fd);
+	EXPECT_EQ(base, user_bytes());
+}
+
+int main(int argc, char **argv)
+{
+	return htw_test_main(argc, argv);
+}
