@@ -278,7 +278,9 @@
  * (its event taken off the queue by a read, or its callback waited for by
  * htw_del_sync()) is touched by no callback: the holder of &htw_ctx.lock
  * may then read and write them without the queue's lock.  The other fields
- * change only under &htw_ctx.lock, while the timer is not armed.
+ * change only under &htw_ctx.lock, while the timer is not armed; but
+ * @user_data and @period, which no callback reads, may change while it
+ * is (htw_utimer_move()).
  */
 struct htw_utimer {
 	struct htw_timer timer;
@@ -1418,6 +1420,32 @@ out_unalloc:
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_ctx_batch_arm);
 
+/*
+ * The common modify, a timeout pushed later: a timer armed, on a deferred
+ * wheel, staying on its clock (not the wall clock's, whose timers carry
+ * more).  It has no event queued, and no run can make one while ctx->lock
+ * is held (only its holders run a deferred wheel), so htw_mod() moves it
+ * in one hold of the wheel's lock, without a list touched if the new
+ * expiry falls in its bucket.  Return false, having done nothing, if the
+ * timer is not such a one.
+ */
+static bool htw_utimer_move(struct htw_ctx *ctx, struct htw_utimer *ut,
+			    const struct htw_timer_spec *spec, u64 when)
+	__must_hold(&ctx->lock)
+{
+	enum htw_ctx_clock clock = htw_spec_clock(spec);
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (htw_ctx_manual(ctx) || clock == HTW_CTX_REALTIME ||
+	    clock != htw_utimer_clock(ut) || !htw_pending(&ut->timer))
+		return false;
+	/* The callback reads neither. */
+	ut->user_data = spec->user_data;
+	ut->period = spec->period;
+	return !WARN_ON_ONCE(htw_mod(&ut->timer, when, 0, HTW_MODE_ABS) != 1);
+}
+
 /**
  * htw_ctx_batch_modify() - re-arm a timer with a new expiry, period and value
  * @batch: the batch the operation is part of
@@ -1451,6 +1479,8 @@ int htw_ctx_batch_modify(struct htw_ctx_batch *batch,
 			      spec->period, &when);
 	if (ret)
 		return ret;
+	if (htw_utimer_move(ctx, ut, spec, when))
+		return 0;
 	htw_utimer_stop(ctx, ut);
 	htw_utimer_start(ctx, ut, spec, expires, when);
 	return 0;
