@@ -22,6 +22,8 @@ PACKAGES=(
 	debootstrap debian-archive-keyring zstd
 	# make install's depmod; libhtw's manual pages and pkg-config file
 	kmod groff-base pkgconf
+	# make bench's htw_ringbench: the anchors it links, and its chart
+	liburing-dev libevent-dev gnuplot-nox
 )
 
 APT_ARGS=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=600)

@@ -20,6 +20,8 @@
 #                for guests that cannot write the host's files
 #   HTW_FULL     1 in make check-full: the tests run their long versions
 #   HTW_BENCH_ARGS  arguments of htw_bench in "bench"
+#   HTW_RINGBENCH_ARGS  arguments of htw_ringbench in "bench", which runs
+#                where the tier built it (under QEMU, not in UML)
 #   HTW_ARGS_<module>  parameters to load that module with (rig/modparams)
 BB=/bin/busybox
 # shellcheck source=/dev/null
@@ -86,6 +88,13 @@ elif [ "$HTW_MODE" = bench ]; then
 		# shellcheck disable=SC2086 # the arguments are words
 		htw_bench $HTW_BENCH_ARGS >"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
 		step "bench htw_bench $?"
+		send bench-user.txt
+	fi
+	if command -v htw_ringbench >/dev/null; then
+		say "running htw_ringbench"
+		# shellcheck disable=SC2086 # the arguments are words
+		htw_ringbench $HTW_RINGBENCH_ARGS >>"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
+		step "bench htw_ringbench $?"
 		send bench-user.txt
 	fi
 else

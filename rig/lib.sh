@@ -144,14 +144,22 @@ readme_example() {
 	[[ -s $1 ]]
 }
 
+# USER_LIBS - the libraries a program needs besides libhtw, by name:
+# htw_ringbench links the anchors it measures ring timers against (their
+# static archives; rig/deps.sh installs them).
+declare -gA USER_LIBS=(
+	[htw_ringbench]="-luring -levent_core"
+)
+
 # build_user_binaries BIN [NAME...] - every tests/user/*.c and tools/*.c,
 # and the README's example (htw_readme_example, a tool), or only those
 # NAMEs ("-" for none), static, so that the same binary runs on the host's
 # root in UML and in an initramfs; each is linked with libhtw, as make
-# install links htwctl.  BIN/status records one "path rc" line per program.
+# install links htwctl, and with its USER_LIBS.  BIN/status records one
+# "path rc" line per program.
 build_user_binaries() {
 	local bin=$1 src name kind rc
-	local -a cflags=(-O2 -g -Wall -Werror -I"$HTW_TOP/include/uapi")
+	local -a cflags=(-O2 -g -Wall -Werror -I"$HTW_TOP/include/uapi") libs
 	shift
 	rm -rf "$bin"
 	mkdir -p "$bin/tests" "$bin/tools" "$bin/lib"
@@ -175,9 +183,11 @@ build_user_binaries() {
 		kind=tests
 		[[ $src == "$HTW_TOP"/tests/* ]] || kind=tools
 		rc=0
+		read -ra libs <<<"${USER_LIBS[$name]:-}"
 		gcc -static "${cflags[@]}" -I"$KSRC/tools/testing/selftests" \
 			-I"$HTW_TOP/lib" -o "$bin/$kind/$name" "$src" \
-			"$bin/lib/libhtw.o" -lpthread >>"$bin/build.log" 2>&1 || rc=$?
+			"$bin/lib/libhtw.o" "${libs[@]}" -lpthread \
+			>>"$bin/build.log" 2>&1 || rc=$?
 		((rc)) && log "failed to build ${src#"$HTW_TOP"/}"
 		echo "${src#"$HTW_TOP"/} $rc" >>"$bin/status"
 	done
@@ -210,8 +220,9 @@ write_plan() {
 		printf 'HTW_EXPORT=%q\n' "$7"
 		# make check-full: the tests run their long versions
 		printf 'HTW_FULL=%q\n' "${HTW_FULL:-0}"
-		# make bench: what to run htw_bench with
+		# make bench: what to run htw_bench and htw_ringbench with
 		printf 'HTW_BENCH_ARGS=%q\n' "${HTW_BENCH_ARGS:-}"
+		printf 'HTW_RINGBENCH_ARGS=%q\n' "${HTW_RINGBENCH_ARGS:-}"
 		# rig/modparams: HTW_ARGS_<module>, the parameters to load it with
 		local mod args
 		while read -r mod args; do

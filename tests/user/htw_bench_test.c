@@ -1,14 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The benchmark's smoke run: "make bench" is never part of "make check",
- * so its program runs here once, on a hundred timers a measure, to prove it
- * still works and still says what it measured.
+ * The benchmarks' smoke runs: "make bench" is never part of "make check",
+ * so its programs run here once, on a hundred timers a measure, to prove
+ * they still work and still say what they measured.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
 #include "htw_user.h"
+
+/*
+ * Run @cmd, and expect a "bench user <measure> ..." line of each of
+ * @measures: with figures, or "skipped" (htw_ringbench, where the kernel
+ * has no io_uring).
+ */
+static void smoke_run(struct __test_metadata *_metadata, const char *cmd,
+		      const char * const *measures, unsigned int nr)
+{
+	char line[256], seen[32] = {};
+	unsigned int i;
+	FILE *p;
+
+	ASSERT_GE(ARRAY_SIZE(seen), nr);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	while (fgets(line, sizeof(line), p)) {
+		TH_LOG("%s", line);
+		for (i = 0; i < nr; i++)
+			if (!strncmp(line, "bench user ", 11) &&
+			    !strncmp(line + 11, measures[i], strlen(measures[i])) &&
+			    line[11 + strlen(measures[i])] == ' ')
+				seen[i] = 1;
+	}
+	ASSERT_EQ(0, pclose(p));
+	for (i = 0; i < nr; i++) {
+		if (!seen[i])
+			fprintf(stderr, "# no line for %s\n", measures[i]);
+		EXPECT_TRUE(seen[i]);
+	}
+}
 
 TEST(bench_smoke_run_reports_every_measure)
 {
@@ -20,26 +51,27 @@ TEST(bench_smoke_run_reports_every_measure)
 		"close_with_timers", "close_with_10x_timers",
 		"close_with_100x_timers",
 	};
-	char line[256], seen[ARRAY_SIZE(measures)] = {};
-	unsigned int i;
-	FILE *p;
 
-	p = popen("htw_bench --smoke", "r");
-	ASSERT_NE(NULL, p);
-	while (fgets(line, sizeof(line), p)) {
-		TH_LOG("%s", line);
-		for (i = 0; i < ARRAY_SIZE(measures); i++)
-			if (!strncmp(line, "bench user ", 11) &&
-			    !strncmp(line + 11, measures[i], strlen(measures[i])) &&
-			    line[11 + strlen(measures[i])] == ' ')
-				seen[i] = 1;
-	}
-	ASSERT_EQ(0, pclose(p));
-	for (i = 0; i < ARRAY_SIZE(measures); i++) {
-		if (!seen[i])
-			fprintf(stderr, "# no line for %s\n", measures[i]);
-		EXPECT_TRUE(seen[i]);
-	}
+	smoke_run(_metadata, "htw_bench --smoke", measures,
+		  ARRAY_SIZE(measures));
+}
+
+/* The benchmark of ring timers, at 100 and 1,000 timers (its --smoke). */
+TEST(ringbench_smoke_run_reports_every_measure)
+{
+	static const char * const measures[] = {
+		"extend_timerfd_1000", "extend_ioctl_1000",
+		"extend_batch_1000", "extend_ring_1000",
+		"extend_libevent_heap_1000", "extend_libevent_common_1000",
+		"extend_io_uring_1000", "extend_ring_vs_libevent_common_1000",
+		"arm_cancel_ring", "arm_cancel_ring_vs_libevent",
+		"arm_cancel_io_uring_100", "arm_cancel_io_uring_1000",
+		"ring_expiries_over_100ms_epoll", "ring_early", "ring_lost",
+		"ring_duplicates", "ring_kernel_memory_per_timer",
+	};
+
+	smoke_run(_metadata, "htw_ringbench --smoke", measures,
+		  ARRAY_SIZE(measures));
 }
 
 int main(int argc, char **argv)
