@@ -4,6 +4,7 @@
  * each with otherwise valid input and the exact errno.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -13,6 +14,15 @@
 
 #include "kselftest_harness.h"
 #include "htw_user.h"
+
+/* The ring timers' structures: their sizes, with no implicit padding. */
+static_assert(sizeof(struct htw_ring_setup) == HTW_RING_SETUP_SIZE_VER0,
+	       "struct htw_ring_setup");
+static_assert(sizeof(struct htw_ring_offsets) == 32, "struct htw_ring_offsets");
+static_assert(sizeof(struct htw_sqe) == 24, "struct htw_sqe");
+static_assert(sizeof(struct htw_cqe) == 24, "struct htw_cqe");
+static_assert(sizeof(struct htw_ring_enter) == HTW_RING_ENTER_SIZE_VER0,
+	       "struct htw_ring_enter");
 
 FIXTURE(htw) {
 	int fd;
