@@ -4,8 +4,9 @@
 # make KDIR=<dir>       ... against another kernel build tree
 # make lib              build libhtw (static and shared) and its pkg-config
 #                       file, into build/lib
-# make tools            build libhtw and htwctl for this machine, into
-#                       build/lib and build/tools
+# make tools            build libhtw, htwctl and the ring timers' demo
+#                       htw_idle for this machine, into build/lib and
+#                       build/tools
 # make install          install htw.ko (then depmod), the uapi header,
 #                       libhtw with its header, pkg-config file and manual
 #                       pages, and htwctl; DESTDIR, PREFIX (/usr/local) and
@@ -85,12 +86,18 @@ $(LIB_OUT)/libhtw.pc: lib/libhtw.pc.in lib/libhtw.h
 	mkdir -p $(@D)
 	$(LIBHTW_PC) >$@
 
-tools: lib $(HTW_BUILD)/tools/htwctl
+tools: lib $(HTW_BUILD)/tools/htwctl $(HTW_BUILD)/tools/htw_idle
 
 # htwctl carries libhtw in it: it runs wherever it is copied.
 $(HTW_BUILD)/tools/htwctl: tools/htwctl.c $(LIB_OUT)/libhtw.a
 	mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iinclude/uapi -Ilib -o $@ $< $(LIB_OUT)/libhtw.a
+
+# A demo, built to be run from the tree: "make install" leaves it out.
+$(HTW_BUILD)/tools/htw_idle: tools/htw_idle.c $(LIB_OUT)/libhtw.a
+	mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude/uapi -Ilib -o $@ $< $(LIB_OUT)/libhtw.a \
+		-lpthread
 
 # htw.ko alone (HTW_ONLY), into /lib/modules/<release>/updates under
 # DESTDIR; depmod then indexes that tree.

@@ -284,8 +284,9 @@ static __poll_t htw_poll(struct file *file, struct poll_table_struct *wait)
 	struct htw_ring *ring = htw_file_ring(file);
 	__poll_t mask = htw_ctx_poll(htw_file_ctx(file), file, wait);
 
+	/* The ring timers wake the pollers the context registered. */
 	if (ring)
-		mask |= htw_ring_poll(ring, file, wait);
+		mask |= htw_ring_poll(ring);
 	return mask;
 }
 
@@ -609,6 +610,7 @@ static int htw_ioctl_ring_setup(struct file *file, void __user *argp,
 		.time_offset	= hf->mono_offset,
 		.user		= htw_ctx_user(hf->ctx),
 		.max_user_bytes	= &max_user_bytes,
+		.pollers	= htw_ctx_pollers(hf->ctx),
 	};
 	struct htw_ring_setup setup;
 	struct htw_ring *ring;

@@ -2053,6 +2053,21 @@ __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 }
 
 /**
+ * htw_ctx_pollers() - the queue a context's poll registers its pollers on
+ * @ctx: the context
+ *
+ * For the file's other sources of readiness (its ring timers), which wake
+ * the same pollers.
+ *
+ * Context: Any context.
+ * Return: the queue.
+ */
+wait_queue_head_t *htw_ctx_pollers(struct htw_ctx *ctx)
+{
+	return &ctx->wqh;
+}
+
+/**
  * htw_ctx_wakes() - how many times a context's wheels woke it, and it
  *	woke its pollers
  * @ctx: the context

@@ -144,6 +144,7 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to,
 		     unsigned int flags);
 __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 		      struct poll_table_struct *wait);
+wait_queue_head_t *htw_ctx_pollers(struct htw_ctx *ctx);
 void htw_ctx_counts(struct htw_ctx *ctx, u32 *nr_timers, u32 *nr_queued);
 void htw_ctx_clock_was_set(struct htw_ctx *ctx);
 void htw_ctx_set_real_offset(struct htw_ctx *ctx, s64 offset);

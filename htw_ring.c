@@ -80,13 +80,24 @@
  * runs only once every mapping is gone (the lesson of CVE-2024-0582 is to
  * free no page a mapping may still reach): close before munmap and munmap
  * before close both end the same way.  A mapping is VM_DONTEXPAND (no
- * mremap() grows it past the pages) and inherited by fork() as shared
- * memory: parent and child share the file and its slots.
+ * mremap() grows it past the pages), never executable, and inherited by
+ * fork() as shared memory: parent and child share the file and its slots.
+ * A page another holder pinned (vmsplice(), O_DIRECT) outlives the file
+ * and its account, as an io_uring ring's does; the memory cgroup still
+ * holds it.
+ *
+ * Ring timers need a 64-bit kernel, where a slot's word is read in one
+ * load (a torn read could make a deadline nobody wrote), and a machine
+ * whose data caches do not alias between the kernel's vmap() and the
+ * program's mapping (x86, arm64; a VIPT-aliasing machine would need the
+ * mappings coloured alike, as io_uring_get_unmapped_area() does).
  *
  * Every word of the shared memory is hostile.  The kernel keeps its own
- * submission head and completion tail, publishes them, and never reads
- * them back.  It reads each index the program writes once, with an
- * acquire, and holds it to the ring: a submission tail more than the
+ * submission head and completion tail, publishes them (with a flag word
+ * that says whether timers wait for room, HTW_RING_CQ_WAITING: a reap is
+ * a store, and wakes no one), and never reads them back.  It reads each
+ * index the program writes once, with an acquire, and holds it to the
+ * ring: a submission tail more than the
  * ring's size ahead counts as the ring's size (min(), as io_uring does);
  * a completion head that is not within the ring's size behind the tail
  * means no room, so the program's completions wait in the kernel rather
@@ -116,8 +127,15 @@
  * the wheel's runs and the lists: HTW_IOC_RING_ENTER and poll() (which
  * only tries it).  The wheel's lock nests inside it; the callbacks run
  * under the wheel's lock, called by a holder of ring->lock, and take
- * nothing.  The wake of the wheel's hrtimer (softirq) takes only the lock
- * of ring->wqh, to wake; the mark it sets is an atomic bit.
+ * nothing.  The wake of the wheel's hrtimer (softirq) takes only the locks
+ * of the wait queues it wakes; the mark it sets is an atomic bit.
+ *
+ * Two queues are woken: the file's poll queue (&htw_ring_params.pollers,
+ * the context's, which every poll of the file registers, so that an epoll
+ * set up before the ring timers hears them), and ring->wqh, where the
+ * waiters of HTW_IOC_RING_ENTER sleep.  Both are woken by each mark and
+ * by each call that posted completions (EPOLLET needs a wake for each
+ * batch); a poll that posted wakes only the waiters.
  */
 
 #include <linux/mm.h>
@@ -168,6 +186,12 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
 /* Batches of expiry work a poll does, at most, to find a completion. */
 #define HTW_RING_POLL_BATCHES	4
 
+/*
+ * Slots settled between two looks at the scheduler; and of those that
+ * waited for room, what a poll settles at most.
+ */
+#define HTW_RING_SETTLE_BATCH	64
+
 /**
  * struct htw_ring - a file's ring timers
  * @lock: see "Locking" above
@@ -180,8 +204,9 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
  * @sq_head: the kernel's submission head: entries consumed
  * @cq_tail: the kernel's completion tail: completions posted
  * @cq_room: completions that fit before the head must be read again
- * @nr_armed: slots ARMED, EXPIRED or WAITING: armed, not delivered
- * @nr_waiting: slots WAITING
+ * @nr_armed: slots ARMED, EXPIRED or WAITING: armed, not delivered; read
+ *	without the lock by fdinfo
+ * @nr_waiting: slots WAITING; read without the lock by htw_ring_ready()
  * @expired: slots a run took off the wheel, whose words it has not read
  * @waiting: slots whose completion waits for room, in order
  * @time_offset: see &htw_ring_params.time_offset
@@ -198,9 +223,13 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
  * @sq_head_p: in the read-only part, the published @sq_head
  * @cq_tail_p: in the read-only part, the published @cq_tail
  * @cqes: in the read-only part, the completion entries
+ * @flags_p: in the read-only part, %HTW_RING_CQ_WAITING
+ * @cq_published: the completion tail last published, for the verdicts of
+ *	polls and waits without the lock
  * @due: %HTW_RING_DUE, set by the wake, cleared by htw_ring_unmark()
  *	(atomic bit operations)
- * @wqh: pollers and waiters of HTW_IOC_RING_ENTER
+ * @pollers: the file's poll queue (see &htw_ring_params.pollers)
+ * @wqh: the waiters of HTW_IOC_RING_ENTER
  */
 struct htw_ring {
 	struct mutex lock;	/* see "Locking" above */
@@ -233,9 +262,12 @@ struct htw_ring {
 	u64 *words;
 	u32 *sq_head_p;
 	u32 *cq_tail_p;
+	u32 *flags_p;
 	struct htw_cqe *cqes;
 
+	u32 cq_published;
 	unsigned long due;
+	wait_queue_head_t *pollers;
 	wait_queue_head_t wqh;
 };
 
@@ -254,10 +286,17 @@ size_t htw_ring_slot_cost(void)
  * The wheel's hrtimer found timers due (softirq): mark the ring due and
  * wake its pollers and waiters; they run it.
  */
+/* Wake the file's pollers and the waiters of HTW_IOC_RING_ENTER. */
+static void htw_ring_wake_all(struct htw_ring *ring)
+{
+	wake_up_poll(ring->pollers, EPOLLIN | EPOLLRDNORM);
+	wake_up(&ring->wqh);
+}
+
 static void htw_ring_mark(struct htw_ring *ring)
 {
 	set_bit(HTW_RING_DUE, &ring->due);
-	wake_up_poll(&ring->wqh, EPOLLIN | EPOLLRDNORM);
+	htw_ring_wake_all(ring);
 }
 
 static void htw_ring_wake(struct htw_wheel *wheel, u64 now)
@@ -303,12 +342,12 @@ static struct htw_rslot *htw_rslot_of_link(struct list_head *link)
 }
 
 /*
- * Completions unread, as the program's head says, which may be nonsense:
- * for a poll's or a wait's verdict only, never to write by.
+ * Completions published and unread, as the program's head says, which may
+ * be nonsense: for a poll's or a wait's verdict only, never to write by.
  */
 static u32 htw_ring_unread(struct htw_ring *ring)
 {
-	return READ_ONCE(ring->cq_tail) - READ_ONCE(*ring->cq_head_p);
+	return READ_ONCE(ring->cq_published) - READ_ONCE(*ring->cq_head_p);
 }
 
 /*
@@ -349,8 +388,7 @@ static void htw_ring_post(struct htw_ring *ring, u32 slot, u32 gen, int res,
 	WRITE_ONCE(cqe->res, res);
 	WRITE_ONCE(cqe->flags, 0);
 	WRITE_ONCE(cqe->deadline, deadline);
-	/* Published by htw_ring_publish(); read without the lock by polls. */
-	WRITE_ONCE(ring->cq_tail, ring->cq_tail + 1);
+	ring->cq_tail++;
 	ring->cq_room--;
 }
 
@@ -379,27 +417,32 @@ static void htw_rslot_settle(struct htw_ring *ring, struct htw_rslot *rs,
 		return;
 	}
 	rs->state = HTW_RS_IDLE;
-	ring->nr_armed--;
+	WRITE_ONCE(ring->nr_armed, ring->nr_armed - 1);
 	if (word != HTW_SLOT_CANCEL)
 		htw_ring_post(ring, slot, rs->gen, 0,
 			      htw_time_plus(max(when, held), ring->time_offset));
 }
 
 /*
- * Settle the slots whose completion waited for room, as many as fit, in
- * order; their words are read now.
+ * Settle the slots whose completion waited for room, in order, as many as
+ * fit and at most @max; their words are read now.
  */
-static void htw_ring_settle_waiting(struct htw_ring *ring)
+static void htw_ring_settle_waiting(struct htw_ring *ring, u32 max)
 	__must_hold(&ring->lock)
 {
 	u64 now = htw_wheel_now(ring->wheel);
 	struct htw_rslot *rs;
+	u32 i;
 
-	while (!list_empty(&ring->waiting) && htw_ring_has_room(ring)) {
+	for (i = 0; i < max && !list_empty(&ring->waiting) &&
+	     htw_ring_has_room(ring); i++) {
 		rs = htw_rslot_of_link(ring->waiting.next);
 		list_del(htw_timer_link(&rs->timer));
-		ring->nr_waiting--;
+		WRITE_ONCE(ring->nr_waiting, ring->nr_waiting - 1);
 		htw_rslot_settle(ring, rs, now);
+		/* Up to a million may wait. */
+		if (!((i + 1) % HTW_RING_SETTLE_BATCH))
+			cond_resched();
 	}
 }
 
@@ -422,7 +465,7 @@ static void htw_ring_expire(struct htw_ring *ring)
 		}
 		rs->state = HTW_RS_WAITING;
 		list_add_tail(htw_timer_link(&rs->timer), &ring->waiting);
-		ring->nr_waiting++;
+		WRITE_ONCE(ring->nr_waiting, ring->nr_waiting + 1);
 	}
 }
 
@@ -442,17 +485,28 @@ static bool htw_ring_run(struct htw_ring *ring, u64 until)
 	return left;
 }
 
-/* Publish the kernel's indices, and wake the others if it posted. */
-static void htw_ring_publish(struct htw_ring *ring, u32 posted_from)
+/*
+ * Publish the kernel's indices and flags; return whether completions were
+ * posted since @posted_from.
+ */
+static bool __htw_ring_publish(struct htw_ring *ring, u32 posted_from)
 	__must_hold(&ring->lock)
 {
 	/* The entries copied, then the head that frees them. */
 	smp_store_release(ring->sq_head_p, ring->sq_head);
+	WRITE_ONCE(*ring->flags_p, ring->nr_waiting ? HTW_RING_CQ_WAITING : 0);
 	/* The completions written, then the tail that shows them. */
 	smp_store_release(ring->cq_tail_p, ring->cq_tail);
-	/* EPOLLET hears of each batch of new completions. */
-	if (ring->cq_tail != posted_from)
-		wake_up_poll(&ring->wqh, EPOLLIN | EPOLLRDNORM);
+	WRITE_ONCE(ring->cq_published, ring->cq_tail);
+	return ring->cq_tail != posted_from;
+}
+
+/* Publish, and wake the pollers (EPOLLET) and waiters if it posted. */
+static void htw_ring_publish(struct htw_ring *ring, u32 posted_from)
+	__must_hold(&ring->lock)
+{
+	if (__htw_ring_publish(ring, posted_from))
+		htw_ring_wake_all(ring);
 }
 
 /* Stop a slot's timer and drop its waiting completion: the slot is IDLE. */
@@ -463,12 +517,12 @@ static void htw_rslot_stop(struct htw_ring *ring, struct htw_rslot *rs)
 	case HTW_RS_ARMED:
 		/* The callbacks run under the wheel's lock: this never waits. */
 		htw_del_sync(&rs->timer);
-		ring->nr_armed--;
+		WRITE_ONCE(ring->nr_armed, ring->nr_armed - 1);
 		break;
 	case HTW_RS_WAITING:
 		list_del(htw_timer_link(&rs->timer));
-		ring->nr_waiting--;
-		ring->nr_armed--;
+		WRITE_ONCE(ring->nr_waiting, ring->nr_waiting - 1);
+		WRITE_ONCE(ring->nr_armed, ring->nr_armed - 1);
 		break;
 	default:
 		break;
@@ -493,7 +547,7 @@ static int htw_ring_do(struct htw_ring *ring, const struct htw_sqe *sqe)
 		if (rs->state != HTW_RS_ARMED) {
 			htw_rslot_stop(ring, rs);
 			rs->state = HTW_RS_ARMED;
-			ring->nr_armed++;
+			WRITE_ONCE(ring->nr_armed, ring->nr_armed + 1);
 		}
 		rs->gen = sqe->gen;
 		/* Every level is there: this cannot fail. */
@@ -570,14 +624,22 @@ static int htw_ring_run_due(struct htw_ring *ring)
 	return 0;
 }
 
-/* Something for a waiter: timers due, or @min completions unread. */
+/*
+ * Something for a waiter: timers due, @min completions unread, or timers
+ * that waited for room in the completion ring the program has since
+ * reaped (a reap is a store, and wakes no one: the next look finds them).
+ */
 static bool htw_ring_ready(struct htw_ring *ring, u32 min)
 {
+	u32 unread;
+
 	if (test_bit(HTW_RING_DUE, &ring->due))
 		return true;
 	/* The mark before the completions; pairs with htw_ring_unmark()'s. */
 	smp_rmb();
-	return htw_ring_unread(ring) >= min;
+	unread = htw_ring_unread(ring);
+	return unread >= min ||
+	       (READ_ONCE(ring->nr_waiting) && unread < ring->cq_entries);
 }
 
 /*
@@ -596,7 +658,7 @@ static int htw_ring_work(struct htw_ring *ring, u32 to_submit, u32 *done)
 	from = ring->cq_tail;
 	/* The program may have reaped since: read its head again. */
 	ring->cq_room = 0;
-	htw_ring_settle_waiting(ring);
+	htw_ring_settle_waiting(ring, U32_MAX);
 	*done = htw_ring_submit(ring, to_submit);
 	ret = htw_ring_run_due(ring);
 	htw_ring_publish(ring, from);
@@ -650,41 +712,40 @@ int htw_ring_enter(struct htw_ring *ring, const struct htw_ring_enter *enter)
 /**
  * htw_ring_poll() - poll a file's ring timers
  * @ring: them
- * @file: the file
- * @wait: the poll table
  *
  * As htw_ctx_poll(): with timers due and no completion unread, a poll
  * runs a few batches itself if it gets the lock without waiting, so that
- * readable means a completion to reap; else due counts as readable.
+ * readable means a completion to reap; else due counts as readable.  The
+ * caller has put the poll table on &htw_ring_params.pollers, which the
+ * ring timers wake.
  *
  * Context: Process context.
  * Return: EPOLLIN | EPOLLRDNORM while a completion is unread or a timer
  * due, else 0.
  */
-__poll_t htw_ring_poll(struct htw_ring *ring, struct file *file,
-		       struct poll_table_struct *wait)
+__poll_t htw_ring_poll(struct htw_ring *ring)
 {
 	unsigned int i;
 	u32 from;
-
-	poll_wait(file, &ring->wqh, wait);
 
 	if (!htw_ring_ready(ring, 1))
 		return 0;
 	if (htw_ring_unread(ring) || !mutex_trylock(&ring->lock))
 		return EPOLLIN | EPOLLRDNORM;
+	/* Due, or waiting with room: settle what a look may, a batch. */
 	from = ring->cq_tail;
 	ring->cq_room = 0;
-	htw_ring_settle_waiting(ring);
+	htw_ring_settle_waiting(ring, HTW_RING_SETTLE_BATCH);
 	for (i = 0; i < HTW_RING_POLL_BATCHES && ring->cq_tail == from &&
 	     test_bit(HTW_RING_DUE, &ring->due); i++)
 		if (!htw_ring_run(ring, U64_MAX))
 			break;
 	/*
-	 * The completions written, then the tail that shows them; the poller
-	 * sees what it posted: no wake of its own.
+	 * The poller sees what it posted; a waiter in HTW_IOC_RING_ENTER
+	 * may wait for it too.  The pollers are not woken from a poll.
 	 */
-	smp_store_release(ring->cq_tail_p, ring->cq_tail);
+	if (__htw_ring_publish(ring, from))
+		wake_up(&ring->wqh);
 	mutex_unlock(&ring->lock);
 	return htw_ring_ready(ring, 1) ? EPOLLIN | EPOLLRDNORM : 0;
 }
@@ -698,22 +759,28 @@ static int htw_ring_layout(struct htw_ring_setup *s)
 {
 	size_t sqes, words, cqes;
 
+	size_t rw, ro;
+
 	s->off = (struct htw_ring_offsets) {
 		.sq_tail = 0,
 		.cq_head = L1_CACHE_BYTES,
 		.sqes = 2 * L1_CACHE_BYTES,
 		.sq_head = 0,
 		.cq_tail = L1_CACHE_BYTES,
+		.flags = L1_CACHE_BYTES + sizeof(u32),
 		.cqes = 2 * L1_CACHE_BYTES,
 	};
+	/* At most 4096 entries of 24 bytes, 2^23 slots: no overflow. */
 	sqes = size_mul(s->sq_entries, sizeof(struct htw_sqe));
 	words = size_mul(s->nr_slots, sizeof(u64));
 	cqes = size_mul(s->cq_entries, sizeof(struct htw_cqe));
 	s->off.slots = ALIGN(s->off.sqes + sqes, L1_CACHE_BYTES);
-	s->rw_size = PAGE_ALIGN(size_add(s->off.slots, words));
-	s->ro_size = PAGE_ALIGN(size_add(s->off.cqes, cqes));
-	if (s->rw_size > HTW_RING_OFF_RO || s->ro_size > HTW_RING_OFF_RO)
+	rw = size_add(s->off.slots, words);
+	ro = size_add(s->off.cqes, cqes);
+	if (rw > HTW_RING_OFF_RO || ro > HTW_RING_OFF_RO)
 		return -EINVAL;
+	s->rw_size = PAGE_ALIGN(rw);
+	s->ro_size = PAGE_ALIGN(ro);
 	return 0;
 }
 
@@ -745,6 +812,7 @@ static int htw_ring_alloc_pages(struct htw_ring *ring,
 	ring->words = ring->mem + s->off.slots;
 	ring->sq_head_p = ring->mem + s->rw_size + s->off.sq_head;
 	ring->cq_tail_p = ring->mem + s->rw_size + s->off.cq_tail;
+	ring->flags_p = ring->mem + s->rw_size + s->off.flags;
 	ring->cqes = ring->mem + s->rw_size + s->off.cqes;
 	return 0;
 }
@@ -778,8 +846,10 @@ static void htw_ring_free(struct htw_ring *ring)
 	htw_wheel_destroy(ring->wheel);
 	if (ring->mem)
 		vunmap(ring->mem);
-	for (i = 0; ring->pages && i < ring->nr_pages && ring->pages[i]; i++)
+	for (i = 0; ring->pages && i < ring->nr_pages && ring->pages[i]; i++) {
 		__free_page(ring->pages[i]);
+		cond_resched();
+	}
 	kvfree(ring->pages);
 	if (ring->charged)
 		htw_user_uncharge(ring->user, ring->charged);
@@ -795,8 +865,8 @@ static void htw_ring_free(struct htw_ring *ring)
  *
  * Context: Process context; may sleep.  Memory is charged to the caller's
  * memory cgroup, and to @params->user.
- * Return: the ring timers, or ERR_PTR(-EINVAL), ERR_PTR(-ENOSPC) or
- * ERR_PTR(-ENOMEM).
+ * Return: the ring timers, or ERR_PTR(-EINVAL), ERR_PTR(-ENOSPC),
+ * ERR_PTR(-ENOMEM), or ERR_PTR(-EOPNOTSUPP) on a 32-bit kernel.
  */
 struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
 				 struct htw_ring_setup *setup)
@@ -806,7 +876,14 @@ struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
 	size_t bytes;
 	int ret;
 
-	if (setup->flags || !setup->nr_slots ||
+	/* A slot's word must be read in one load. */
+	if (!IS_ENABLED(CONFIG_64BIT))
+		return ERR_PTR(-EOPNOTSUPP);
+	/* What the kernel writes back must be zero: it may be read one day. */
+	if (setup->flags || setup->cq_entries || setup->rw_size ||
+	    setup->ro_size || memchr_inv(&setup->off, 0, sizeof(setup->off)))
+		return ERR_PTR(-EINVAL);
+	if (!setup->nr_slots ||
 	    setup->nr_slots > min(params->max_slots, HTW_RING_SLOTS_MAX) ||
 	    !setup->sq_entries || setup->sq_entries > HTW_RING_SQ_MAX)
 		return ERR_PTR(-EINVAL);
@@ -829,6 +906,7 @@ struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
 	ring->cq_entries = setup->cq_entries;
 	ring->time_offset = params->time_offset;
 	ring->user = params->user;
+	ring->pollers = params->pollers;
 
 	/* Its readers run it; every level now, so that no run allocates. */
 	wp.clockid = CLOCK_MONOTONIC;
@@ -843,10 +921,16 @@ struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
 		goto err_free;
 	}
 
-	/* The account first: a refusal costs no allocation. */
+	/*
+	 * The account before the large allocations: the pages, the slots,
+	 * the wheel, and what points at them.
+	 */
 	bytes = size_add(size_add(setup->rw_size, setup->ro_size),
 			 size_add(size_mul(ring->nr_slots, sizeof(*ring->slots)),
 				  htw_wheel_footprint(ring->wheel)));
+	bytes = size_add(bytes, sizeof(*ring) +
+			 ((setup->rw_size + setup->ro_size) >> PAGE_SHIFT) *
+			 sizeof(*ring->pages));
 	if (ring->user) {
 		ret = htw_user_charge(ring->user, bytes,
 				      READ_ONCE(*params->max_user_bytes));
@@ -893,7 +977,8 @@ int htw_ring_mmap(struct htw_ring *ring, struct vm_area_struct *vma)
 	unsigned long len = vma->vm_end - vma->vm_start, nr;
 	unsigned int first, pages;
 
-	if (!(vma->vm_flags & VM_SHARED))
+	/* Shared (a read-only file's shared mapping has VM_MAYSHARE only). */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if (vma->vm_pgoff == HTW_RING_OFF_RW >> PAGE_SHIFT) {
 		first = 0;
@@ -908,6 +993,10 @@ int htw_ring_mmap(struct htw_ring *ring, struct vm_area_struct *vma)
 	} else {
 		return -EINVAL;
 	}
+	/* Data, never code. */
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	vm_flags_clear(vma, VM_MAYEXEC);
 	nr = len >> PAGE_SHIFT;
 	if (nr > pages)
 		return -EINVAL;

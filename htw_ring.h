@@ -15,6 +15,7 @@
 #include <linux/mm_types.h>
 #include <linux/poll.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 #include <uapi/linux/htw.h>
 
@@ -23,8 +24,11 @@
 struct htw_ring;
 struct htw_user;
 
-/* The most slots a file may have, whatever its limit of timers. */
-#define HTW_RING_SLOTS_MAX	BIT(24)
+/*
+ * The most slots a file may have, whatever its limit of timers: the
+ * completion ring of as many fits in the read-only part's offset range.
+ */
+#define HTW_RING_SLOTS_MAX	BIT(23)
 
 /**
  * struct htw_ring_params - what a file's ring timers are made of
@@ -35,6 +39,8 @@ struct htw_user;
  * @user: the account the memory is charged to, or NULL; the caller holds
  *	a reference for the life of the ring timers
  * @max_user_bytes: the account's limit, read at setup
+ * @pollers: the file's poll queue, which its poll registers: the ring
+ *	timers wake it, so that a poller that came before them hears them
  */
 struct htw_ring_params {
 	struct htw_wheel_params wheel;
@@ -42,6 +48,7 @@ struct htw_ring_params {
 	s64 time_offset;
 	struct htw_user *user;
 	const unsigned long *max_user_bytes;
+	wait_queue_head_t *pollers;
 };
 
 struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
@@ -49,8 +56,7 @@ struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
 void htw_ring_destroy(struct htw_ring *ring);
 int htw_ring_mmap(struct htw_ring *ring, struct vm_area_struct *vma);
 int htw_ring_enter(struct htw_ring *ring, const struct htw_ring_enter *enter);
-__poll_t htw_ring_poll(struct htw_ring *ring, struct file *file,
-		       struct poll_table_struct *wait);
+__poll_t htw_ring_poll(struct htw_ring *ring);
 void htw_ring_counts(struct htw_ring *ring, u32 *nr_slots, u32 *nr_armed,
 		     u32 *nr_waiting);
 size_t htw_ring_slot_cost(void);

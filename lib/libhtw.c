@@ -217,6 +217,7 @@ int htw_ring_map(int fd, uint32_t nr_slots, uint32_t sq_entries,
 		.slots = (__u64 *)((char *)rw + setup.off.slots),
 		.sq_head_p = (const __u32 *)((char *)ro + setup.off.sq_head),
 		.cq_tail_p = (const __u32 *)((char *)ro + setup.off.cq_tail),
+		.flags_p = (const __u32 *)((char *)ro + setup.off.flags),
 		.cqes = (const struct htw_cqe *)((char *)ro + setup.off.cqes),
 		.rw = rw,
 		.ro = ro,
@@ -229,6 +230,8 @@ int htw_ring_map(int fd, uint32_t nr_slots, uint32_t sq_entries,
 
 void htw_ring_unmap(struct htw_ring *ring)
 {
+	if (!ring->rw)
+		return;
 	munmap(ring->rw, ring->rw_size);
 	munmap(ring->ro, ring->ro_size);
 	ring->rw = NULL;

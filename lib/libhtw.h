@@ -120,6 +120,7 @@ int htw_oplist_submit(int fd, struct htw_oplist *list);
  * @sq_tail: the submission tail the program has made (published by
  *	htw_ring_submit())
  * @sq_tail_p, @cq_head_p, @sq_head_p, @cq_tail_p: the shared indices
+ * @flags_p: the kernel's flag word (HTW_RING_CQ_WAITING)
  * @sqes: the submission entries
  * @cqes: the completion entries
  * @slots: the slots' words
@@ -139,6 +140,7 @@ struct htw_ring {
 	__u32 *cq_head_p;
 	const __u32 *sq_head_p;
 	const __u32 *cq_tail_p;
+	const __u32 *flags_p;
 	struct htw_sqe *sqes;
 	const struct htw_cqe *cqes;
 	__u64 *slots;
@@ -157,7 +159,10 @@ struct htw_ring {
 int htw_ring_map(int fd, uint32_t nr_slots, uint32_t sq_entries,
 		 struct htw_ring *ring);
 
-/* htw_ring_unmap - unmap @ring; the file keeps its timers until closed */
+/*
+ * htw_ring_unmap - unmap @ring (once more does nothing); the file keeps its
+ * timers until it is closed
+ */
 void htw_ring_unmap(struct htw_ring *ring);
 
 /*
@@ -179,9 +184,11 @@ int htw_ring_cancel(struct htw_ring *ring, uint32_t slot, uint32_t gen);
 
 /*
  * htw_ring_extend - push @slot's deadline later to @deadline: one store,
- * no system call.  The kernel reads it when the deadline it holds comes;
- * a deadline not later than that one changes nothing.  HTW_SLOT_CANCEL
- * cancels the timer then, with no completion.
+ * no system call, ignored for a slot beyond the last.  The kernel reads
+ * the word when the deadline it holds comes: the last store counts, so an
+ * earlier one undoes a later one stored before it (down to the deadline
+ * the kernel holds, never below).  HTW_SLOT_CANCEL cancels the timer
+ * then, with no completion.
  */
 static inline void htw_ring_extend(struct htw_ring *ring, uint32_t slot,
 				   uint64_t deadline)
@@ -203,7 +210,9 @@ int htw_ring_submit(struct htw_ring *ring, unsigned int wait_nr);
  * htw_ring_reap - take up to @nr completions off the completion ring into
  * @cqes, without a system call
  *
- * Returns how many were taken.
+ * Returns how many were taken.  If HTW_RING_CQ_WAITING is then set in
+ * *@ring->flags_p, timers wait for the room this made: htw_ring_submit()
+ * posts them.
  */
 unsigned int htw_ring_reap(struct htw_ring *ring, struct htw_cqe *cqes,
 			   unsigned int nr);

@@ -17,12 +17,12 @@
 
 /* The ring timers' structures: their sizes, with no implicit padding. */
 static_assert(sizeof(struct htw_ring_setup) == HTW_RING_SETUP_SIZE_VER0,
-	       "struct htw_ring_setup");
+	      "struct htw_ring_setup");
 static_assert(sizeof(struct htw_ring_offsets) == 32, "struct htw_ring_offsets");
 static_assert(sizeof(struct htw_sqe) == 24, "struct htw_sqe");
 static_assert(sizeof(struct htw_cqe) == 24, "struct htw_cqe");
 static_assert(sizeof(struct htw_ring_enter) == HTW_RING_ENTER_SIZE_VER0,
-	       "struct htw_ring_enter");
+	      "struct htw_ring_enter");
 
 FIXTURE(htw) {
 	int fd;

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -160,6 +161,15 @@ TEST(setup_out_of_range_is_einval)
 				      .flags = 1 };
 	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_RING_SETUP, &s));
 	EXPECT_EQ(EINVAL, errno);
+	/* What is only written back must be zero: it may be read one day. */
+	s = (struct htw_ring_setup) { .nr_slots = 8, .sq_entries = 8,
+				      .off.flags = 1 };
+	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s = (struct htw_ring_setup) { .nr_slots = 8, .sq_entries = 8,
+				      .rw_size = 4096 };
+	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EINVAL, errno);
 	/* None of those made the file's ring timers. */
 	EXPECT_EQ(0, setup_ring(fd, 8, HTW_RING_SQ_MAX, &s));
 	close(fd);
@@ -213,6 +223,10 @@ TEST(mappings_are_shared_within_their_part_and_the_kernels_read_only)
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, s.rw_size + PAGE, PROT_READ,
 				   MAP_SHARED, fd, HTW_RING_OFF_RW));
 	EXPECT_EQ(EINVAL, errno);
+	/* Data, never code. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, s.rw_size, PROT_READ | PROT_EXEC,
+				   MAP_SHARED, fd, HTW_RING_OFF_RW));
+	EXPECT_EQ(EPERM, errno);
 	/* The kernel's part is read-only, and stays so. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, s.ro_size, PROT_READ | PROT_WRITE,
 				   MAP_SHARED, fd, HTW_RING_OFF_RO));
@@ -447,11 +461,20 @@ TEST(a_full_completion_ring_loses_nothing)
 		ASSERT_EQ(0, htw_ring_submit(&r, 0));
 	}
 	EXPECT_EQ(8, htw_fdinfo_value(fd, "ring_armed") + 1);
+	EXPECT_EQ(HTW_RING_CQ_WAITING, *r.flags_p);
 	/* No room for an error: the submission ring is not consumed. */
 	ASSERT_EQ(0, htw_ring_cancel(&r, 0, 9));
 	EXPECT_EQ(0, htw_ring_submit(&r, 0));
 
-	for (got = 1; got < 17; got += n) {
+	/* A reap makes room, and wakes no one; a poll posts the seven. */
+	got = 1 + htw_ring_reap(&r, cqes + 1, 8);
+	ASSERT_EQ(9, got);
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 0));
+	got += htw_ring_reap(&r, cqes + got, 64 - got);
+	ASSERT_EQ(16, got);
+	EXPECT_EQ(0, htw_fdinfo_value(fd, "ring_waiting"));
+	EXPECT_EQ(0, *r.flags_p);
+	for (; got < 17; got += n) {
 		n = htw_ring_reap(&r, cqes + got, 64 - got);
 		if (!n)
 			ASSERT_LE(0, htw_ring_submit(&r, 0));
@@ -472,6 +495,32 @@ TEST(a_full_completion_ring_loses_nothing)
 	}
 	EXPECT_EQ(0, htw_ring_reap(&r, cqes, 64));
 	htw_ring_unmap(&r);
+	close(fd);
+}
+
+/*
+ * epoll registers a file's wait queue at its first poll: one set up
+ * before the ring timers hears them all the same.
+ */
+TEST(an_epoll_from_before_the_setup_hears_the_ring)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct htw_cqe cqe;
+	struct htw_ring r;
+	int fd = htw_open(O_CLOEXEC), ep = epoll_create1(EPOLL_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	ASSERT_EQ(0, htw_ring_map(fd, 4, 4, &r));
+	ASSERT_EQ(0, htw_ring_arm(&r, 1, 1, now() + 20 * MS));
+	ASSERT_EQ(1, htw_ring_submit(&r, 0));
+	/* Nothing is due yet, or a poll ran it: either way epoll says so. */
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, HTW_WAIT_MS));
+	ASSERT_EQ(1, reap_n(&r, &cqe, 1));
+	EXPECT_EQ(1, cqe.slot);
+	htw_ring_unmap(&r);
+	close(ep);
 	close(fd);
 }
 
@@ -761,6 +810,21 @@ TEST(a_scribbled_ring_harms_only_itself)
 	htw_ring_unmap(&r);
 	close(fd);
 	EXPECT_EQ(base, user_bytes());
+}
+
+/*
+ * tools/htw_idle, the idle-timeout demo, on a small scale: its own checks
+ * (no early completion, no lost timeout) pass, from the tools on $PATH.
+ */
+TEST(idle_timeout_demo_runs_clean)
+{
+	char line[256];
+	FILE *p = popen("htw_idle -n 200 -t 50ms -s 300ms 2>&1", "r");
+
+	ASSERT_NE(NULL, p);
+	while (fgets(line, sizeof(line), p))
+		TH_LOG("%s", line);
+	EXPECT_EQ(0, pclose(p));
 }
 
 int main(int argc, char **argv)

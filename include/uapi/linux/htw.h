@@ -383,8 +383,9 @@ struct htw_event {
  * tail, the completion head, the submission entries and the slots); at
  * %HTW_RING_OFF_RO, read-only, what the kernel writes (the submission
  * head, the completion tail and the completion entries).  The pages are
- * the kernel's, charged to the opener's memory cgroup and to the account
- * of its user (&htw_info.user_bytes), and freed once the file is closed
+ * the kernel's, charged to the memory cgroup of the caller of
+ * HTW_IOC_RING_SETUP and to the account of the file's user
+ * (&htw_info.user_bytes), and freed once the file is closed
  * and every mapping is gone; a mapping is inherited by fork() as any
  * shared mapping is, and the slots it maps are the file's, whoever
  * stores.
@@ -392,7 +393,9 @@ struct htw_event {
  * The expiry work of ring timers is done, as an ioctl timer's, by the
  * file's users: HTW_IOC_RING_ENTER and poll() run the due timers and
  * post their completions.  poll() and epoll report EPOLLIN while a
- * completion is unread or a ring timer is due.
+ * completion is unread, a ring timer is due, or timers wait for room the
+ * program has made by reaping (a reap wakes no one: with EPOLLET, call
+ * HTW_IOC_RING_ENTER after reaping a full ring).
  *
  * Every value in shared memory is read once, and checked before use; a
  * program that writes nonsense there harms only its own ring timers.
@@ -418,7 +421,8 @@ struct htw_event {
  * @sq_head: (read-only part) the submission head, a __u32
  * @cq_tail: (read-only part) the completion tail, a __u32
  * @cqes: (read-only part) the completion entries
- * @reserved: zero
+ * @flags: (read-only part) a __u32 of %HTW_RING_CQ_WAITING, published with
+ *	the completion tail
  */
 struct htw_ring_offsets {
 	__u32 sq_tail;
@@ -428,12 +432,21 @@ struct htw_ring_offsets {
 	__u32 sq_head;
 	__u32 cq_tail;
 	__u32 cqes;
-	__u32 reserved;
+	__u32 flags;
 };
+
+/*
+ * The read-only flag word's bit: timers wait in the kernel for room in the
+ * completion ring.  A program that sees it after reaping makes an
+ * HTW_IOC_RING_ENTER (a reap is a store, and wakes no one), as io_uring's
+ * IORING_SQ_CQ_OVERFLOW asks.
+ */
+#define HTW_RING_CQ_WAITING	_BITUL(0)
 
 /**
  * struct htw_ring_setup - the shared memory of a file (HTW_IOC_RING_SETUP)
- * @nr_slots: in: the ring timers, from 1 to &htw_info.max_timers
+ * @nr_slots: in: the ring timers, from 1 to &htw_info.max_timers, and at
+ *	most 8,388,608
  * @sq_entries: in: the submission entries, from 1 to %HTW_RING_SQ_MAX;
  *	out: rounded up to a power of two
  * @cq_entries: out: the completion entries: @nr_slots, or @sq_entries if
@@ -442,6 +455,9 @@ struct htw_ring_offsets {
  * @rw_size: out: bytes of the writable part, to map at %HTW_RING_OFF_RW
  * @ro_size: out: bytes of the read-only part, to map at %HTW_RING_OFF_RO
  * @off: out: where each index and array is
+ *
+ * The fields that are only out (@cq_entries, @rw_size, @ro_size, @off)
+ * must be zero on input.
  */
 struct htw_ring_setup {
 	__u32 nr_slots;
@@ -582,7 +598,8 @@ struct htw_ring_enter {
  * HTW_IOC_RING_SETUP: create the file's ring timers and their shared
  *	memory, as &htw_ring_setup says, and write back their sizes and
  *	offsets.  %EBUSY: the file has them already.  %EINVAL: a size out of
- *	range, non-zero flags.  %ENOSPC: its user would hold more than
+ *	range, non-zero flags or out fields.  %EOPNOTSUPP: a 32-bit
+ *	kernel.  %ENOSPC: its user would hold more than
  *	&htw_info.max_user_bytes (the shared memory, 64 bytes of kernel
  *	memory a slot, and the wheel count).  %ENOMEM: out of memory (or the
  *	memory cgroup's limit).
@@ -597,12 +614,14 @@ struct htw_ring_enter {
  *	ring's size.  %ENXIO: the file has no ring timers.  %EINVAL: unknown
  *	flags, a non-zero reserved field, @min_complete beyond the ring.
  *	%EINTR: a signal came while waiting, or a fatal signal came first,
- *	and no entry was consumed.
+ *	and no entry was consumed; as io_uring_enter(), the call is not
+ *	restarted under SA_RESTART.
  *
  * mmap() of the file maps a part of the shared memory, as
  *	HTW_IOC_RING_SETUP describes.  %ENXIO: no ring timers yet.  %EINVAL:
  *	an offset other than the two, a mapping longer than its part, or one
- *	without MAP_SHARED.  %EPERM: the read-only part mapped writable.
+ *	without MAP_SHARED.  %EPERM: the read-only part mapped writable, or
+ *	either part executable.
  */
 #define HTW_IOC_INFO	_IOR(HTW_IOC_MAGIC, 0x00, struct htw_info)
 #define HTW_IOC_ARM	_IOWR(HTW_IOC_MAGIC, 0x01, struct htw_timer_spec)
