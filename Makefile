@@ -89,12 +89,12 @@ $(LIB_OUT)/libhtw.pc: lib/libhtw.pc.in lib/libhtw.h
 tools: lib $(HTW_BUILD)/tools/htwctl $(HTW_BUILD)/tools/htw_idle
 
 # htwctl carries libhtw in it: it runs wherever it is copied.
-$(HTW_BUILD)/tools/htwctl: tools/htwctl.c $(LIB_OUT)/libhtw.a
+$(HTW_BUILD)/tools/htwctl: tools/htwctl.c tools/htw_duration.h $(LIB_OUT)/libhtw.a
 	mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iinclude/uapi -Ilib -o $@ $< $(LIB_OUT)/libhtw.a
 
 # A demo, built to be run from the tree: "make install" leaves it out.
-$(HTW_BUILD)/tools/htw_idle: tools/htw_idle.c $(LIB_OUT)/libhtw.a
+$(HTW_BUILD)/tools/htw_idle: tools/htw_idle.c tools/htw_duration.h $(LIB_OUT)/libhtw.a
 	mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iinclude/uapi -Ilib -o $@ $< $(LIB_OUT)/libhtw.a \
 		-lpthread

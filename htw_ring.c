@@ -282,10 +282,6 @@ size_t htw_ring_slot_cost(void)
 	return sizeof(struct htw_rslot);
 }
 
-/*
- * The wheel's hrtimer found timers due (softirq): mark the ring due and
- * wake its pollers and waiters; they run it.
- */
 /* Wake the file's pollers and the waiters of HTW_IOC_RING_ENTER. */
 static void htw_ring_wake_all(struct htw_ring *ring)
 {
@@ -293,6 +289,10 @@ static void htw_ring_wake_all(struct htw_ring *ring)
 	wake_up(&ring->wqh);
 }
 
+/*
+ * The wheel's hrtimer found timers due (softirq): mark the ring due and
+ * wake its pollers and waiters; they run it.
+ */
 static void htw_ring_mark(struct htw_ring *ring)
 {
 	set_bit(HTW_RING_DUE, &ring->due);

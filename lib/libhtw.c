@@ -248,8 +248,9 @@ static struct htw_sqe *htw_ring_sqe(struct htw_ring *ring)
 	return &ring->sqes[ring->sq_tail++ & (ring->sq_entries - 1)];
 }
 
-int htw_ring_arm(struct htw_ring *ring, uint32_t slot, uint32_t gen,
-		 uint64_t deadline)
+/* Queue an entry of @op for @slot, if the slot exists and there is room. */
+static int htw_ring_queue(struct htw_ring *ring, __u32 op, __u32 slot,
+			  __u32 gen, __u64 deadline)
 {
 	struct htw_sqe *sqe;
 
@@ -258,10 +259,8 @@ int htw_ring_arm(struct htw_ring *ring, uint32_t slot, uint32_t gen,
 	sqe = htw_ring_sqe(ring);
 	if (!sqe)
 		return -EAGAIN;
-	/* Not a store left from an earlier arm: the release orders it. */
-	__atomic_store_n(&ring->slots[slot], deadline, __ATOMIC_RELAXED);
 	*sqe = (struct htw_sqe) {
-		.op = HTW_SQE_ARM,
+		.op = op,
 		.slot = slot,
 		.gen = gen,
 		.deadline = deadline,
@@ -269,21 +268,23 @@ int htw_ring_arm(struct htw_ring *ring, uint32_t slot, uint32_t gen,
 	return 0;
 }
 
+int htw_ring_arm(struct htw_ring *ring, uint32_t slot, uint32_t gen,
+		 uint64_t deadline)
+{
+	int ret = htw_ring_queue(ring, HTW_SQE_ARM, slot, gen, deadline);
+
+	/*
+	 * Not a store left from an earlier arm: the word says the arm's
+	 * deadline; htw_ring_submit()'s release orders it before the entry.
+	 */
+	if (!ret)
+		__atomic_store_n(&ring->slots[slot], deadline, __ATOMIC_RELAXED);
+	return ret;
+}
+
 int htw_ring_cancel(struct htw_ring *ring, uint32_t slot, uint32_t gen)
 {
-	struct htw_sqe *sqe;
-
-	if (slot >= ring->nr_slots)
-		return -EINVAL;
-	sqe = htw_ring_sqe(ring);
-	if (!sqe)
-		return -EAGAIN;
-	*sqe = (struct htw_sqe) {
-		.op = HTW_SQE_CANCEL,
-		.slot = slot,
-		.gen = gen,
-	};
-	return 0;
+	return htw_ring_queue(ring, HTW_SQE_CANCEL, slot, gen, 0);
 }
 
 int htw_ring_submit(struct htw_ring *ring, unsigned int wait_nr)

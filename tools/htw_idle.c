@@ -54,10 +54,11 @@
 
 #include <libhtw.h>
 
+#include "htw_duration.h"
+
 #define NSEC_PER_USEC	1000ULL
 #define NSEC_PER_MSEC	1000000ULL
 #define NSEC_PER_SEC	1000000000ULL
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* The most connections: the kernel takes at most 8388608 slots anyway. */
 #define MAX_CONNS	8388608U
@@ -435,29 +436,6 @@ static void summary(const struct idle *idle)
 	       idle->lost);
 }
 
-static int parse_duration(const char *s, __u64 *ns)
-{
-	static const struct { const char *unit; __u64 mult; } units[] = {
-		{ "ns", 1 }, { "us", NSEC_PER_USEC }, { "ms", NSEC_PER_MSEC },
-		{ "s", NSEC_PER_SEC },
-	};
-	char *end;
-	double v;
-	size_t i;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0 || v > 1e6)
-		return -1;
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (!strcmp(end, units[i].unit)) {
-			*ns = (__u64)(v * units[i].mult + 0.5);
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static int parse_count(const char *s, __u64 max, __u64 *v)
 {
 	char *end;
@@ -492,12 +470,12 @@ static int parse_args(struct idle *idle, int argc, char **argv)
 			idle->nr_conns = v;
 			break;
 		case 't':
-			if (parse_duration(optarg, &idle->timeout) ||
+			if (htw_parse_duration(optarg, &idle->timeout) ||
 			    !idle->timeout)
 				return -1;
 			break;
 		case 's':
-			if (parse_duration(optarg, &idle->duration))
+			if (htw_parse_duration(optarg, &idle->duration))
 				return -1;
 			break;
 		case 'r':

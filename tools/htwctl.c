@@ -26,11 +26,12 @@
 
 #include <libhtw.h>
 
+#include "htw_duration.h"
+
 #define NSEC_PER_USEC	1000ULL
 #define NSEC_PER_MSEC	1000000ULL
 #define NSEC_PER_SEC	1000000000ULL
 #define MAX_TIMERS	64
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 struct timer {
 	__u64 after;
@@ -52,29 +53,6 @@ static __u64 now_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-static int parse_duration(const char *s, __u64 *ns)
-{
-	static const struct { const char *unit; __u64 mult; } units[] = {
-		{ "ns", 1 }, { "us", NSEC_PER_USEC }, { "ms", NSEC_PER_MSEC },
-		{ "s", NSEC_PER_SEC },
-	};
-	char *end;
-	double v;
-	size_t i;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (!strcmp(end, units[i].unit)) {
-			*ns = (__u64)(v * units[i].mult + 0.5);
-			return 0;
-		}
-	}
-	return -1;
 }
 
 static void print_ns(const char *label, __u64 ns)
@@ -323,12 +301,12 @@ int main(int argc, char **argv)
 			return usage();
 		i++;
 		if (!strcmp(opt, "--after")) {
-			if (parse_duration(arg, &v) || add_timer(v, 0, 1, flags))
+			if (htw_parse_duration(arg, &v) || add_timer(v, 0, 1, flags))
 				return usage();
 			t = &timers[nr_timers - 1];
 			flags = 0;
 		} else if (!strcmp(opt, "--every") && t) {
-			if (parse_duration(arg, &t->every) || !t->every)
+			if (htw_parse_duration(arg, &t->every) || !t->every)
 				return usage();
 			if (!t->counted)
 				t->count = 0;

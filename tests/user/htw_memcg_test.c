@@ -150,6 +150,26 @@ TEST(timers_are_charged_to_the_callers_memory_cgroup)
 }
 
 /*
+ * In the child: open a file, join the cgroup, and limit it to @room bytes
+ * more than it holds.  Return the file, or -2 or -3 if that failed.
+ */
+static int open_in_cgroup_with_room(long long room)
+{
+	long long current;
+	char limit[32];
+	int fd;
+
+	fd = htw_open(O_CLOEXEC);
+	if (fd < 0 || htw_write_file(CG "/cgroup.procs", "0"))
+		return -2;
+	current = cg_value("memory.current", NULL);
+	snprintf(limit, sizeof(limit), "%lld", current + room);
+	if (current < 0 || htw_write_file(CG "/memory.max", limit))
+		return -3;
+	return fd;
+}
+
+/*
  * In the child, in a cgroup that allows 2 MiB more than it holds: arm until
  * an operation fails; return its result (or 1 if none failed).  Memory the
  * child touches is faulted in before it joins, so that only htw's
@@ -160,17 +180,11 @@ static long long arm_until_full(void)
 {
 	static struct htw_op ops[256];
 	int fd, i, n, ret = 1;
-	long long current;
-	char limit[32];
 
 	memset(ops, 0, sizeof(ops));
-	fd = htw_open(O_CLOEXEC);
-	if (fd < 0 || htw_write_file(CG "/cgroup.procs", "0"))
-		return 2;
-	current = cg_value("memory.current", NULL);
-	snprintf(limit, sizeof(limit), "%lld", current + (2 << 20));
-	if (current < 0 || htw_write_file(CG "/memory.max", limit))
-		return 3;
+	fd = open_in_cgroup_with_room(2 << 20);
+	if (fd < 0)
+		return -fd;
 	for (n = 0; n < 10000 && ret == 1; n++) {
 		for (i = 0; i < 256; i++)
 			ops[i] = (struct htw_op){ .op = HTW_OP_ARM,
@@ -188,10 +202,12 @@ static long long arm_until_full(void)
 }
 
 /*
- * Over its memory cgroup's limit, arming fails with ENOMEM: the caller is
- * told, rather than killed by the cgroup's OOM killer.
+ * Run @fill in a child in the cgroup, and expect ENOMEM from it, with the
+ * child alive to tell and no OOM kill: the caller is told, rather than
+ * killed by the cgroup's OOM killer.
  */
-TEST(arming_over_the_cgroup_limit_is_enomem_not_oom)
+static void expect_enomem_not_oom(struct __test_metadata *_metadata,
+				  long long (*fill)(void))
 {
 	const char *why = make_cgroup();
 	long long result, kills;
@@ -201,13 +217,18 @@ TEST(arming_over_the_cgroup_limit_is_enomem_not_oom)
 		SKIP(return, "%s", why);
 	/* The cgroup may be one an earlier run left behind. */
 	kills = cg_value("memory.events", "oom_kill");
-	result = run_in_child(arm_until_full, &status);
+	result = run_in_child(fill, &status);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("the child did not live to tell: status %#x", status);
 	EXPECT_EQ(-ENOMEM, result);
 	EXPECT_EQ(kills, cg_value("memory.events", "oom_kill"));
 	htw_write_file(CG "/memory.max", "max");
 	rmdir(CG);
+}
+
+TEST(arming_over_the_cgroup_limit_is_enomem_not_oom)
+{
+	expect_enomem_not_oom(_metadata, arm_until_full);
 }
 
 /*
@@ -217,17 +238,11 @@ TEST(arming_over_the_cgroup_limit_is_enomem_not_oom)
 static long long ring_setup_in_cgroup(void)
 {
 	struct htw_ring_setup s = { .nr_slots = 50000, .sq_entries = 64 };
-	long long current, ret;
-	char limit[32];
-	int fd;
+	long long ret;
+	int fd = open_in_cgroup_with_room(1 << 20);
 
-	fd = htw_open(O_CLOEXEC);
-	if (fd < 0 || htw_write_file(CG "/cgroup.procs", "0"))
-		return 2;
-	current = cg_value("memory.current", NULL);
-	snprintf(limit, sizeof(limit), "%lld", current + (1 << 20));
-	if (current < 0 || htw_write_file(CG "/memory.max", limit))
-		return 3;
+	if (fd < 0)
+		return -fd;
 	ret = ioctl(fd, HTW_IOC_RING_SETUP, &s) ? -errno : 0;
 	close(fd);
 	return ret;
@@ -236,20 +251,7 @@ static long long ring_setup_in_cgroup(void)
 /* Ring timers too: over the cgroup's limit, their setup says ENOMEM. */
 TEST(ring_setup_over_the_cgroup_limit_is_enomem_not_oom)
 {
-	const char *why = make_cgroup();
-	long long result, kills;
-	int status;
-
-	if (why)
-		SKIP(return, "%s", why);
-	kills = cg_value("memory.events", "oom_kill");
-	result = run_in_child(ring_setup_in_cgroup, &status);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-		TH_LOG("the child did not live to tell: status %#x", status);
-	EXPECT_EQ(-ENOMEM, result);
-	EXPECT_EQ(kills, cg_value("memory.events", "oom_kill"));
-	htw_write_file(CG "/memory.max", "max");
-	rmdir(CG);
+	expect_enomem_not_oom(_metadata, ring_setup_in_cgroup);
 }
 
 int main(int argc, char **argv)
