@@ -133,9 +133,12 @@
  * Two queues are woken: the file's poll queue (&htw_ring_params.pollers,
  * the context's, which every poll of the file registers, so that an epoll
  * set up before the ring timers hears them), and ring->wqh, where the
- * waiters of HTW_IOC_RING_ENTER sleep.  Both are woken by each mark and
- * by each call that posted completions (EPOLLET needs a wake for each
- * batch); a poll that posted wakes only the waiters.
+ * waiters of HTW_IOC_RING_ENTER sleep.  Both are woken by each mark, by
+ * each call that posted completions (EPOLLET needs a wake for each
+ * batch), and by a poll that left work due: the wheel told of it once,
+ * and tells no more until a run, so whoever comes back must be told.
+ * What a run posts is shown (@cq_published) before its mark comes off, so
+ * that a look that finds the mark gone finds the completions.
  */
 
 #include <linux/mm.h>
@@ -470,6 +473,20 @@ static void htw_ring_expire(struct htw_ring *ring)
 }
 
 /*
+ * Show the completions posted, and the flag word: for the program (the
+ * tail, with a release after the entries) and for the verdicts of polls
+ * and waits (@cq_published).
+ */
+static void htw_ring_show(struct htw_ring *ring)
+	__must_hold(&ring->lock)
+{
+	WRITE_ONCE(*ring->flags_p, ring->nr_waiting ? HTW_RING_CQ_WAITING : 0);
+	/* The completions written, then the tail that shows them. */
+	smp_store_release(ring->cq_tail_p, ring->cq_tail);
+	WRITE_ONCE(ring->cq_published, ring->cq_tail);
+}
+
+/*
  * One batch of the due timers, up to @until: their words read, their
  * completions posted.  Return whether work is left due.
  */
@@ -480,32 +497,27 @@ static bool htw_ring_run(struct htw_ring *ring, u64 until)
 
 	htw_wheel_run(ring->wheel, until, &left);
 	htw_ring_expire(ring);
+	/* What it posted is shown before the mark may come off. */
+	htw_ring_show(ring);
 	if (!left)
 		htw_ring_unmark(ring);
 	return left;
 }
 
 /*
- * Publish the kernel's indices and flags; return whether completions were
- * posted since @posted_from.
+ * Publish the kernel's indices and flags; then wake the pollers and
+ * waiters if completions were posted since @posted_from (EPOLLET hears of
+ * each batch), or if the caller @left work that its wheel will not tell
+ * of again (a poll's few batches).
  */
-static bool __htw_ring_publish(struct htw_ring *ring, u32 posted_from)
+static void htw_ring_publish(struct htw_ring *ring, u32 posted_from,
+			     bool left)
 	__must_hold(&ring->lock)
 {
 	/* The entries copied, then the head that frees them. */
 	smp_store_release(ring->sq_head_p, ring->sq_head);
-	WRITE_ONCE(*ring->flags_p, ring->nr_waiting ? HTW_RING_CQ_WAITING : 0);
-	/* The completions written, then the tail that shows them. */
-	smp_store_release(ring->cq_tail_p, ring->cq_tail);
-	WRITE_ONCE(ring->cq_published, ring->cq_tail);
-	return ring->cq_tail != posted_from;
-}
-
-/* Publish, and wake the pollers (EPOLLET) and waiters if it posted. */
-static void htw_ring_publish(struct htw_ring *ring, u32 posted_from)
-	__must_hold(&ring->lock)
-{
-	if (__htw_ring_publish(ring, posted_from))
+	htw_ring_show(ring);
+	if (ring->cq_tail != posted_from || left)
 		htw_ring_wake_all(ring);
 }
 
@@ -643,9 +655,9 @@ static bool htw_ring_ready(struct htw_ring *ring, u32 min)
 }
 
 /*
- * One hold of the lock: post the completions that waited for room,
- * consume up to @to_submit submission entries (*@done of them), run the
- * due timers, publish.  Return 0, or -EINTR if a fatal signal came first.
+ * One hold of the lock: consume up to @to_submit submission entries
+ * (*@done of them), settle the slots that waited for room, run the due
+ * timers, publish.  Return 0, or -EINTR if a fatal signal came first.
  */
 static int htw_ring_work(struct htw_ring *ring, u32 to_submit, u32 *done)
 {
@@ -658,10 +670,11 @@ static int htw_ring_work(struct htw_ring *ring, u32 to_submit, u32 *done)
 	from = ring->cq_tail;
 	/* The program may have reaped since: read its head again. */
 	ring->cq_room = 0;
-	htw_ring_settle_waiting(ring, U32_MAX);
+	/* Its entries first: a cancel of a slot that waits for room drops it. */
 	*done = htw_ring_submit(ring, to_submit);
+	htw_ring_settle_waiting(ring, U32_MAX);
 	ret = htw_ring_run_due(ring);
-	htw_ring_publish(ring, from);
+	htw_ring_publish(ring, from, false);
 	mutex_unlock(&ring->lock);
 	return ret;
 }
@@ -726,6 +739,7 @@ int htw_ring_enter(struct htw_ring *ring, const struct htw_ring_enter *enter)
 __poll_t htw_ring_poll(struct htw_ring *ring)
 {
 	unsigned int i;
+	bool left;
 	u32 from;
 
 	if (!htw_ring_ready(ring, 1))
@@ -741,11 +755,13 @@ __poll_t htw_ring_poll(struct htw_ring *ring)
 		if (!htw_ring_run(ring, U64_MAX))
 			break;
 	/*
-	 * The poller sees what it posted; a waiter in HTW_IOC_RING_ENTER
-	 * may wait for it too.  The pollers are not woken from a poll.
+	 * What it posted, other pollers and the waiters of HTW_IOC_RING_ENTER
+	 * hear of; and of work it left due, which its own wheel will not
+	 * tell again until a run (an EPOLLET poller comes back for it).
 	 */
-	if (__htw_ring_publish(ring, from))
-		wake_up(&ring->wqh);
+	left = test_bit(HTW_RING_DUE, &ring->due) ||
+	       htw_ring_ready(ring, U32_MAX);
+	htw_ring_publish(ring, from, left);
 	mutex_unlock(&ring->lock);
 	return htw_ring_ready(ring, 1) ? EPOLLIN | EPOLLRDNORM : 0;
 }

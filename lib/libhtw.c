@@ -271,7 +271,12 @@ static int htw_ring_queue(struct htw_ring *ring, __u32 op, __u32 slot,
 int htw_ring_arm(struct htw_ring *ring, uint32_t slot, uint32_t gen,
 		 uint64_t deadline)
 {
-	int ret = htw_ring_queue(ring, HTW_SQE_ARM, slot, gen, deadline);
+	int ret;
+
+	/* Stored, it would cancel the slot's armed timer, or undo its pushes. */
+	if (deadline > HTW_TIME_MAX)
+		return -EINVAL;
+	ret = htw_ring_queue(ring, HTW_SQE_ARM, slot, gen, deadline);
 
 	/*
 	 * Not a store left from an earlier arm: the word says the arm's

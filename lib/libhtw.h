@@ -20,6 +20,7 @@
 #ifndef LIBHTW_H
 #define LIBHTW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <linux/htw.h>
@@ -170,7 +171,8 @@ void htw_ring_unmap(struct htw_ring *ring);
  * generation @gen for it (absolute ns, CLOCK_MONOTONIC)
  *
  * Returns 0, or -EAGAIN if the submission ring is full (htw_ring_submit()
- * makes room), -EINVAL if @slot is beyond the last.
+ * makes room), -EINVAL if @slot is beyond the last or @deadline above
+ * HTW_TIME_MAX (the slot is left as it was).
  */
 int htw_ring_arm(struct htw_ring *ring, uint32_t slot, uint32_t gen,
 		 uint64_t deadline);

@@ -355,7 +355,8 @@ struct htw_event {
  *
  * Deadlines are __u64 ns on CLOCK_MONOTONIC, absolute, on the clock of the
  * time namespace of the process that opened the file, as the times the
- * file reports are.
+ * file reports are; one before that clock's start is taken as its start
+ * (and reported so).
  *
  * The submission ring carries %HTW_SQE_ARM and %HTW_SQE_CANCEL entries
  * (struct htw_sqe), consumed by HTW_IOC_RING_ENTER; an entry that succeeds
@@ -375,8 +376,8 @@ struct htw_event {
  * completion ring is full, and the submission ring is consumed only while
  * the completion ring has room for an error; a slot has at most one timer
  * waiting so (&htw_ring_setup.cq_entries is at least @nr_slots, so a
- * program that reaps a slot's completion before it arms the slot again
- * never fills the ring).
+ * program that reaps a slot's completion before it arms or cancels the
+ * slot again never fills the ring).
  *
  * The memory is mapped in two parts, each with MAP_SHARED and at its own
  * offset: at %HTW_RING_OFF_RW, what the program writes (the submission
