@@ -214,6 +214,49 @@ TEST(a_file_speaks_its_opener_s_time)
 	close(pipefd[0]);
 }
 
+/* In the namespace: ring timers speak its time, stored words included. */
+static void ring_in_namespace(void)
+{
+	struct htw_cqe cqes[2];
+	struct htw_ring r;
+	int fd = htw_open(O_CLOEXEC);
+	__u64 t = htw_now(CLOCK_MONOTONIC), got = 0, end = t + HTW_WAIT_MS * MS;
+
+	CHECK(fd >= 0 && !htw_ring_map(fd, 4, 4, &r));
+	/* Pushed later by a store, in the namespace's time. */
+	CHECK(!htw_ring_arm(&r, 0, 1, t + DUE));
+	htw_ring_extend(&r, 0, t + 2 * DUE);
+	/* Before the namespace's clock began: taken, and told, as its start. */
+	CHECK(!htw_ring_arm(&r, 1, 1, 1));
+	CHECK(htw_ring_submit(&r, 0) == 2);
+	while (got < 2) {
+		CHECK(htw_now(CLOCK_MONOTONIC) < end);
+		got += htw_ring_reap(&r, cqes + got, 2 - got);
+		if (got < 2)
+			CHECK(htw_ring_submit(&r, 1) >= 0);
+	}
+	CHECK(cqes[0].slot == 1 && cqes[0].deadline == DAY);
+	CHECK(cqes[1].slot == 0 && cqes[1].deadline == t + 2 * DUE);
+	CHECK(htw_now(CLOCK_MONOTONIC) >= t + 2 * DUE);
+	_exit(0);
+}
+
+TEST(ring_timers_are_the_time_namespace_s)
+{
+	int status;
+	pid_t pid;
+
+	if (!enter_timens())
+		SKIP(return, "no time namespace: %s", strerror(errno));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		ring_in_namespace();
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the check at line %d (mod 256) failed", WEXITSTATUS(status));
+}
+
 int main(int argc, char **argv)
 {
 	return htw_test_main(argc, argv);
