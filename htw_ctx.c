@@ -200,6 +200,10 @@
  * ctx->wqh.lock inside their wheel's lock, and htw_*() are never called
  * with ctx->wqh.lock held.  htw_del_sync() is called with ctx->lock held, and takes the
  * wheel's lock, which is safe because callbacks never take ctx->lock.
+ * The file's ring timers (htw_ring.c) wake ctx->wqh through
+ * htw_ctx_pollers(), holding their own ring->lock (or, from their wheel's
+ * hrtimer, nothing): ctx->wqh.lock nests inside ring->lock, and no code of
+ * the context's calls the ring timers.
  */
 
 #include <kunit/visibility.h>

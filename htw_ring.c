@@ -130,6 +130,12 @@
  * nothing.  The wake of the wheel's hrtimer (softirq) takes only the locks
  * of the wait queues it wakes; the mark it sets is an atomic bit.
  *
+ * Lock order: ring->lock, then the wheel's lock; ring->lock, then the lock
+ * of a wait queue it wakes (ring->wqh, or the file's poll queue, which is
+ * the context's ctx->wqh: the context never holds its lock around a call
+ * of the ring timers, nor calls them at all).  Nothing takes ring->lock
+ * under another lock; ->mmap, which runs under mmap_lock, takes none.
+ *
  * Two queues are woken: the file's poll queue (&htw_ring_params.pollers,
  * the context's, which every poll of the file registers, so that an epoll
  * set up before the ring timers hears them), and ring->wqh, where the

@@ -1095,6 +1095,14 @@ struct delivery {
 	unsigned long early, lost, dups;
 };
 
+/* Add @d's counts of what must never happen to @sum's. */
+static void add_counts(struct delivery *sum, const struct delivery *d)
+{
+	sum->early += d->early;
+	sum->lost += d->lost;
+	sum->dups += d->dups;
+}
+
 /*
  * epoll_wait(), again when interrupted: io_uring's task work, which a
  * ring's exit leaves behind, interrupts a wait as a signal does.
@@ -1259,16 +1267,12 @@ static void expiries(unsigned int n)
 			rd = (struct delivery) {};
 			ring_expiries(n, spread, &rd);
 			ring[r] = rd.rate;
-			sr.early += rd.early;
-			sr.lost += rd.lost;
-			sr.dups += rd.dups;
+			add_counts(&sr, &rd);
 		}
 		td = (struct delivery) {};
 		timerfd_expiries(n, spread, &td);
 		tfd[r] = td.rate;
-		st.early += td.early;
-		st.lost += td.lost;
-		st.dups += td.dups;
+		add_counts(&st, &td);
 	}
 	report("ring_expiries_over_100ms_epoll", median(ring, rounds),
 	       median(tfd, rounds), "events/s");

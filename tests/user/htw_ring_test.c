@@ -131,7 +131,7 @@ TEST(setup_reports_sizes_and_offsets)
 	EXPECT_LE(s.off.cqes + 128 * sizeof(struct htw_cqe), s.ro_size);
 	EXPECT_NE(s.off.sq_tail, s.off.cq_head);
 	EXPECT_NE(s.off.sq_head, s.off.cq_tail);
-	EXPECT_EQ(1, htw_fdinfo_value(fd, "ring_slots") == 100);
+	EXPECT_EQ(100, htw_fdinfo_value(fd, "ring_slots"));
 	close(fd);
 }
 
