@@ -196,6 +196,13 @@
  * in progress at a time (@expiring), and what it has not yet moved stays
  * where a cancel can find it.
  *
+ * A caller with many operations for one wheel holds its lock once for a
+ * group of them (htw_wheel_lock(), then htw_mod_locked() and
+ * htw_del_locked(), then htw_wheel_unlock()), and the hrtimer is re-armed
+ * once, at the unlock, for all of them: that is what a submission ring of
+ * /dev/htw does with each group of its entries.  The group is the caller's
+ * to bound, since interrupts are off for all of it.
+ *
  * htw_del_sync() waits, on @wq, until the timer's callback is no longer
  * running (on a wheel of HTW_WHEEL_LOCKED_CALLBACKS, taking the lock is
  * the wait); a callback asking to wait for itself would wait forever and
@@ -300,7 +307,7 @@ struct htw_wheel {
 	bool stopped;			/* htw_wheel_stop(): no run, no new timer */
 	bool told;			/* a deferred wheel woke its owner, no run since */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
-	u64 runs, fired, cascaded, budget_stops, wakes, yields;	/* statistics */
+	u64 runs, fired, cascaded, budget_stops, wakes, yields, programs; /* statistics */
 	u64 last_run;			/* htw_run_seq at its last run by its hrtimer */
 	u64 late[HTW_LATE_BUCKETS];	/* callbacks by lateness in ticks */
 
@@ -809,6 +816,7 @@ static void __htw_program(struct htw_wheel *wheel, u64 t)
 		ns = min_t(u64, htw_tick_to_ns(wheel, t), KTIME_MAX);
 	hrtimer_start(&wheel->hrtimer, ns_to_ktime(ns), HRTIMER_MODE_ABS_SOFT);
 	wheel->armed = t;
+	wheel->programs++;
 }
 
 /*
@@ -879,11 +887,11 @@ static void __htw_disarm(struct htw_wheel *wheel, struct htw_timer *timer)
 }
 
 /*
- * Cancel an armed @timer, for htw_del() and htw_del_sync().  On a stopped
- * wheel, the timers beside it in its list may be freed already (their owner
- * abandoned them): it is only made idle, never unlinked.
+ * Make an armed @timer idle, for the cancels below and htw_del_locked().  On
+ * a stopped wheel, the timers beside it in its list may be freed already
+ * (their owner abandoned them): it is only made idle, never unlinked.
  */
-static void __htw_cancel(struct htw_wheel *wheel, struct htw_timer *timer)
+static void __htw_drop(struct htw_wheel *wheel, struct htw_timer *timer)
 	__must_hold(&wheel->lock)
 {
 	trace_htw_timer_cancel(wheel, timer, timer->expires);
@@ -892,6 +900,13 @@ static void __htw_cancel(struct htw_wheel *wheel, struct htw_timer *timer)
 		return;
 	}
 	__htw_disarm(wheel, timer);
+}
+
+/* Cancel an armed @timer, for htw_del() and htw_del_sync(). */
+static void __htw_cancel(struct htw_wheel *wheel, struct htw_timer *timer)
+	__must_hold(&wheel->lock)
+{
+	__htw_drop(wheel, timer);
 	__htw_update(wheel);
 }
 
@@ -1620,6 +1635,7 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *stats)
 	stats->cascaded = wheel->cascaded;
 	stats->budget_stops = wheel->budget_stops;
 	stats->yields = wheel->yields;
+	stats->programs = wheel->programs;
 	stats->wakes = wheel->wakes;
 	memcpy(stats->late, wheel->late, sizeof(stats->late));
 	spin_unlock_irqrestore(&wheel->lock, flags);
@@ -1787,6 +1803,58 @@ int htw_add(struct htw_timer *timer, u64 expires, u64 period,
 }
 EXPORT_SYMBOL_GPL(htw_add);
 
+/*
+ * htw_mod() with the lock held; set *@placed if the timer was put in a new
+ * place, so that the hrtimer may need to follow it.
+ */
+static int __htw_mod(struct htw_wheel *wheel, struct htw_timer *timer,
+		     u64 expires, u64 period, enum htw_mode mode, bool *placed)
+	__must_hold(&wheel->lock)
+{
+	u64 when, start;
+	int ret;
+
+	lockdep_assert_held(&wheel->lock);
+
+	*placed = false;
+	if ((mode != HTW_MODE_ABS && mode != HTW_MODE_REL) ||
+	    (period && (wheel->flags & HTW_WHEEL_LAZY_LEVELS)))
+		return -EINVAL;
+	if (unlikely(wheel->stopped))
+		return -ESHUTDOWN;
+	if (mode == HTW_MODE_REL) {
+		u64 now = htw_manual(wheel) ? wheel->now : htw_clock_now(wheel);
+
+		if (check_add_overflow(now, expires, &expires))
+			return -ERANGE;
+		mode = HTW_MODE_ABS;
+	}
+
+	when = htw_ns_to_when(wheel, expires);
+	if (!__htw_reserved(wheel, when))
+		return -ENOMEM;
+
+	ret = timer->slot != HTW_SLOT_IDLE;
+	if (ret && timer->slot != HTW_SLOT_DUE &&
+	    __htw_slot(wheel, when, &start) == timer->slot) {
+		WRITE_ONCE(timer->expires, expires);
+		timer->period = period;
+		/* No clock read on this path unless it is traced. */
+		if (trace_htw_timer_arm_enabled())
+			trace_htw_timer_arm(wheel, timer, expires, period,
+					    htw_manual(wheel) ? wheel->now :
+								htw_clock_now(wheel),
+					    htw_trace_level(wheel, timer->slot));
+		return ret;
+	}
+	if (ret)
+		__htw_disarm(wheel, timer);
+	/* Cannot fail: the expiry is absolute and its level is reserved. */
+	WARN_ON_ONCE(__htw_arm(wheel, timer, expires, period, mode));
+	*placed = true;
+	return ret;
+}
+
 /**
  * htw_mod() - move a timer to a new expiry, armed or not
  * @timer: the timer
@@ -1807,54 +1875,13 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 {
 	struct htw_wheel *wheel = timer->wheel;
 	unsigned long flags;
-	u64 when, start;
+	bool placed;
 	int ret;
 
-	if ((mode != HTW_MODE_ABS && mode != HTW_MODE_REL) ||
-	    (period && (wheel->flags & HTW_WHEEL_LAZY_LEVELS)))
-		return -EINVAL;
-
 	spin_lock_irqsave(&wheel->lock, flags);
-	if (unlikely(wheel->stopped)) {
-		ret = -ESHUTDOWN;
-		goto out_unlock;
-	}
-	if (mode == HTW_MODE_REL) {
-		u64 now = htw_manual(wheel) ? wheel->now : htw_clock_now(wheel);
-
-		if (check_add_overflow(now, expires, &expires)) {
-			ret = -ERANGE;
-			goto out_unlock;
-		}
-		mode = HTW_MODE_ABS;
-	}
-
-	when = htw_ns_to_when(wheel, expires);
-	if (!__htw_reserved(wheel, when)) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-
-	ret = timer->slot != HTW_SLOT_IDLE;
-	if (ret && timer->slot != HTW_SLOT_DUE) {
-		if (__htw_slot(wheel, when, &start) == timer->slot) {
-			WRITE_ONCE(timer->expires, expires);
-			timer->period = period;
-			/* No clock read on this path unless it is traced. */
-			if (trace_htw_timer_arm_enabled())
-				trace_htw_timer_arm(wheel, timer, expires, period,
-						    htw_manual(wheel) ? wheel->now :
-									htw_clock_now(wheel),
-						    htw_trace_level(wheel, timer->slot));
-			goto out_unlock;
-		}
-	}
-	if (ret)
-		__htw_disarm(wheel, timer);
-	/* Cannot fail: the expiry is absolute and its level is reserved. */
-	WARN_ON_ONCE(__htw_arm(wheel, timer, expires, period, mode));
-	__htw_update(wheel);
-out_unlock:
+	ret = __htw_mod(wheel, timer, expires, period, mode, &placed);
+	if (placed)
+		__htw_update(wheel);
 	spin_unlock_irqrestore(&wheel->lock, flags);
 	return ret;
 }
@@ -1928,6 +1955,93 @@ int htw_del_sync(struct htw_timer *timer)
 	}
 }
 EXPORT_SYMBOL_GPL(htw_del_sync);
+
+/**
+ * htw_wheel_lock() - hold a wheel for a group of operations
+ * @wheel: the wheel
+ * @flags: where the interrupt state is kept, for htw_wheel_unlock()
+ *
+ * Until htw_wheel_unlock(), htw_mod_locked() and htw_del_locked() arm,
+ * move and cancel timers of @wheel without a lock hold each, and the
+ * wheel's hrtimer is re-armed once, at the unlock, for all of them.
+ * Interrupts are off meanwhile: the caller bounds the group (a few dozen
+ * operations), and calls nothing that sleeps.
+ *
+ * Context: Any context but a callback of @wheel; takes the wheel's lock.
+ */
+void htw_wheel_lock(struct htw_wheel *wheel, unsigned long *flags)
+	__acquires(&wheel->lock)
+{
+	spin_lock_irqsave(&wheel->lock, *flags);
+}
+EXPORT_SYMBOL_GPL(htw_wheel_lock);
+
+/**
+ * htw_wheel_unlock() - end a group of operations on a wheel
+ * @wheel: the wheel, held by htw_wheel_lock()
+ * @flags: what htw_wheel_lock() kept
+ *
+ * Re-arms the wheel's hrtimer for the group, if it must be, and lets go
+ * of the wheel.
+ *
+ * Context: The caller of htw_wheel_lock().
+ */
+void htw_wheel_unlock(struct htw_wheel *wheel, unsigned long flags)
+	__releases(&wheel->lock)
+{
+	__htw_update(wheel);
+	spin_unlock_irqrestore(&wheel->lock, flags);
+}
+EXPORT_SYMBOL_GPL(htw_wheel_unlock);
+
+/**
+ * htw_mod_locked() - htw_mod(), in a group of operations
+ * @timer: the timer, of the wheel the caller holds
+ * @expires: as for htw_mod()
+ * @period: as for htw_mod()
+ * @mode: as for htw_mod()
+ *
+ * As htw_mod(), but the hrtimer follows the timer only at
+ * htw_wheel_unlock().  Never early for that: the wheel is not run before
+ * the unlock.
+ *
+ * Context: Between htw_wheel_lock() and htw_wheel_unlock() of the timer's
+ * wheel.
+ * Return: as htw_mod().
+ */
+int htw_mod_locked(struct htw_timer *timer, u64 expires, u64 period,
+		   enum htw_mode mode)
+	__must_hold(&timer->wheel->lock)
+{
+	bool placed;
+
+	return __htw_mod(timer->wheel, timer, expires, period, mode, &placed);
+}
+EXPORT_SYMBOL_GPL(htw_mod_locked);
+
+/**
+ * htw_del_locked() - htw_del(), in a group of operations
+ * @timer: the timer, of the wheel the caller holds
+ *
+ * As htw_del(); on a wheel of %HTW_WHEEL_LOCKED_CALLBACKS it is
+ * htw_del_sync() as well, since no callback runs while the caller holds
+ * the wheel.
+ *
+ * Context: Between htw_wheel_lock() and htw_wheel_unlock() of the timer's
+ * wheel.
+ * Return: true if @timer was armed, false if it was idle.
+ */
+bool htw_del_locked(struct htw_timer *timer)
+	__must_hold(&timer->wheel->lock)
+{
+	lockdep_assert_held(&timer->wheel->lock);
+
+	if (timer->slot == HTW_SLOT_IDLE)
+		return false;
+	__htw_drop(timer->wheel, timer);
+	return true;
+}
+EXPORT_SYMBOL_GPL(htw_del_locked);
 
 /**
  * htw_expires() - the expiry a timer was last armed for

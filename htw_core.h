@@ -222,6 +222,8 @@ struct htw_wheel_params {
  * @yields: of a wheel run by its hrtimer, the expiries that ran nothing,
  *	left to a later pass of the CPU's hrtimer softirq: other wheels had
  *	spent its %HTW_RUN_NS, or it was another wheel's turn
+ * @programs: of a wheel not manual, the times its hrtimer was armed
+ *	(hrtimer_start())
  * @late: callbacks by lateness, in whole ticks past their expiry's tick:
  *	bucket 0 for none, then one per power of two
  */
@@ -239,6 +241,7 @@ struct htw_wheel_stats {
 	u64 budget_stops;
 	u64 wakes;
 	u64 yields;
+	u64 programs;
 	u64 late[HTW_LATE_BUCKETS];
 };
 
@@ -267,6 +270,11 @@ int htw_mod(struct htw_timer *timer, u64 expires, u64 period,
 bool htw_del(struct htw_timer *timer);
 int htw_del_sync(struct htw_timer *timer);
 bool htw_pending(const struct htw_timer *timer);
+void htw_wheel_lock(struct htw_wheel *wheel, unsigned long *flags);
+void htw_wheel_unlock(struct htw_wheel *wheel, unsigned long flags);
+int htw_mod_locked(struct htw_timer *timer, u64 expires, u64 period,
+		   enum htw_mode mode);
+bool htw_del_locked(struct htw_timer *timer);
 u64 htw_expires(const struct htw_timer *timer);
 
 /**

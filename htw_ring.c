@@ -130,6 +130,12 @@
  * nothing.  The wake of the wheel's hrtimer (softirq) takes only the locks
  * of the wait queues it wakes; the mark it sets is an atomic bit.
  *
+ * The entries of the submission ring are done in groups of HTW_RING_GROUP,
+ * each under one hold of the wheel's lock (htw_wheel_lock()): one lock,
+ * one interrupt state and one look at the hrtimer a group, not an entry.
+ * Nothing in a group sleeps or faults: the entries and the completions are
+ * kernel memory (the vmap() below).
+ *
  * Lock order: ring->lock, then the wheel's lock; ring->lock, then the lock
  * of a wait queue it wakes (ring->wqh, or the file's poll queue, which is
  * the context's ctx->wqh: the context never holds its lock around a call
@@ -191,6 +197,13 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
 
 /* Bit of &htw_ring.due: the wheel's hrtimer found timers due. */
 #define HTW_RING_DUE		0
+
+/*
+ * Submission entries done in one hold of the wheel's lock, with interrupts
+ * off: a few microseconds of work, where a hold for each costs a lock, an
+ * interrupt state and a look at the hrtimer of its own.
+ */
+#define HTW_RING_GROUP		32
 
 /* Batches of expiry work a poll does, at most, to find a completion. */
 #define HTW_RING_POLL_BATCHES	4
@@ -527,14 +540,17 @@ static void htw_ring_publish(struct htw_ring *ring, u32 posted_from,
 		htw_ring_wake_all(ring);
 }
 
-/* Stop a slot's timer and drop its waiting completion: the slot is IDLE. */
+/*
+ * Stop a slot's timer and drop its waiting completion: the slot is IDLE.
+ * In a group of entries, which holds the wheel.
+ */
 static void htw_rslot_stop(struct htw_ring *ring, struct htw_rslot *rs)
 	__must_hold(&ring->lock)
 {
 	switch (rs->state) {
 	case HTW_RS_ARMED:
-		/* The callbacks run under the wheel's lock: this never waits. */
-		htw_del_sync(&rs->timer);
+		/* The callbacks run under the wheel's lock: none runs now. */
+		htw_del_locked(&rs->timer);
 		WRITE_ONCE(ring->nr_armed, ring->nr_armed - 1);
 		break;
 	case HTW_RS_WAITING:
@@ -548,7 +564,10 @@ static void htw_rslot_stop(struct htw_ring *ring, struct htw_rslot *rs)
 	rs->state = HTW_RS_IDLE;
 }
 
-/* Check and do one submission entry, a copy; return 0 or its error. */
+/*
+ * Check and do one submission entry, a copy; return 0 or its error.  In a
+ * group of entries, which holds the wheel.
+ */
 static int htw_ring_do(struct htw_ring *ring, const struct htw_sqe *sqe)
 	__must_hold(&ring->lock)
 {
@@ -569,10 +588,10 @@ static int htw_ring_do(struct htw_ring *ring, const struct htw_sqe *sqe)
 		}
 		rs->gen = sqe->gen;
 		/* Every level is there: this cannot fail. */
-		WARN_ON_ONCE(htw_mod(&rs->timer,
-				     htw_time_minus(sqe->deadline,
-						    ring->time_offset),
-				     0, HTW_MODE_ABS) < 0);
+		WARN_ON_ONCE(htw_mod_locked(&rs->timer,
+					    htw_time_minus(sqe->deadline,
+							   ring->time_offset),
+					    0, HTW_MODE_ABS) < 0);
 		return 0;
 	case HTW_SQE_CANCEL:
 		if (sqe->deadline)
@@ -588,7 +607,8 @@ static int htw_ring_do(struct htw_ring *ring, const struct htw_sqe *sqe)
 
 /*
  * Consume up to @to_submit submission entries, while the completion ring
- * has room for an error.  Return how many.
+ * has room for an error.  Return how many.  The wheel is held once for a
+ * group of HTW_RING_GROUP entries, and its hrtimer re-armed once for them.
  */
 static u32 htw_ring_submit(struct htw_ring *ring, u32 to_submit)
 	__must_hold(&ring->lock)
@@ -597,27 +617,35 @@ static u32 htw_ring_submit(struct htw_ring *ring, u32 to_submit)
 	u32 tail = smp_load_acquire(ring->sq_tail_p);
 	u32 n = min3(to_submit, tail - ring->sq_head, ring->sq_entries);
 	const struct htw_sqe *src;
+	unsigned long flags;
 	struct htw_sqe sqe;
-	u32 i;
+	u32 i = 0, end;
 	int ret;
 
-	for (i = 0; i < n; i++) {
-		/* Room for the error it may make: errors wait nowhere. */
-		if (!htw_ring_has_room(ring))
+	while (i < n) {
+		end = min(n, i + HTW_RING_GROUP);
+		htw_wheel_lock(ring->wheel, &flags);
+		for (; i < end; i++) {
+			/* Room for the error it may make: errors wait nowhere. */
+			if (!htw_ring_has_room(ring))
+				break;
+			/* Copy once, then check and use only the copy. */
+			src = &ring->sqes[ring->sq_head & (ring->sq_entries - 1)];
+			sqe.op = READ_ONCE(src->op);
+			sqe.slot = READ_ONCE(src->slot);
+			sqe.gen = READ_ONCE(src->gen);
+			sqe.flags = READ_ONCE(src->flags);
+			sqe.deadline = READ_ONCE(src->deadline);
+			ring->sq_head++;
+			ret = htw_ring_do(ring, &sqe);
+			if (ret)
+				htw_ring_post(ring, sqe.slot, sqe.gen, ret,
+					      sqe.deadline);
+		}
+		htw_wheel_unlock(ring->wheel, flags);
+		if (i < end)
 			break;
-		/* Copy once, then check and use only the copy. */
-		src = &ring->sqes[ring->sq_head & (ring->sq_entries - 1)];
-		sqe.op = READ_ONCE(src->op);
-		sqe.slot = READ_ONCE(src->slot);
-		sqe.gen = READ_ONCE(src->gen);
-		sqe.flags = READ_ONCE(src->flags);
-		sqe.deadline = READ_ONCE(src->deadline);
-		ring->sq_head++;
-		ret = htw_ring_do(ring, &sqe);
-		if (ret)
-			htw_ring_post(ring, sqe.slot, sqe.gen, ret, sqe.deadline);
-		if (!((i + 1) % 64))
-			cond_resched();
+		cond_resched();
 	}
 	return i;
 }

@@ -161,6 +161,31 @@ static u64 kb_add_del_htw(struct kb_timers *k, unsigned int ops)
 	return (ktime_get_ns() - t0) / ops;
 }
 
+/*
+ * The same, in groups of KB_GROUP add+del under one hold of the wheel
+ * (htw_wheel_lock()), as a caller with many operations makes them.
+ */
+#define KB_GROUP	32
+
+static u64 kb_add_del_htw_grouped(struct kb_timers *k, unsigned int ops)
+{
+	struct htw_timer *t = &k->htw[k->n - 1];
+	u64 t0 = ktime_get_ns(), now = t0;
+	unsigned long flags;
+	unsigned int i = 0, end;
+
+	while (i < ops) {
+		end = min(ops, i + KB_GROUP);
+		htw_wheel_lock(t->wheel, &flags);
+		for (; i < end; i++) {
+			htw_mod_locked(t, now + kb_far(i), 0, HTW_MODE_ABS);
+			htw_del_locked(t);
+		}
+		htw_wheel_unlock(t->wheel, flags);
+	}
+	return (ktime_get_ns() - t0) / ops;
+}
+
 static u64 kb_add_del_tl(struct kb_timers *k, unsigned int ops)
 {
 	struct timer_list *t = &k->tl[k->n - 1];
@@ -216,7 +241,7 @@ static u64 kb_mod_tl(struct kb_timers *k, unsigned int ops)
 
 static void kb_pending(unsigned int n)
 {
-	u64 hd[MAX_ROUNDS], td[MAX_ROUNDS], rd[MAX_ROUNDS];
+	u64 hd[MAX_ROUNDS], td[MAX_ROUNDS], rd[MAX_ROUNDS], gd[MAX_ROUNDS];
 	u64 hm[MAX_ROUNDS], tm[MAX_ROUNDS];
 	unsigned int ops = scale ? OPS : 1000, r;
 	struct kb_timers k = {};
@@ -230,6 +255,7 @@ static void kb_pending(unsigned int n)
 		goto out_free;
 	for (r = 0; r < rounds; r++) {
 		hd[r] = kb_add_del_htw(&k, ops);
+		gd[r] = kb_add_del_htw_grouped(&k, ops);
 		td[r] = kb_add_del_tl(&k, ops);
 		rd[r] = kb_add_del_hr(&k, ops);
 		hm[r] = kb_mod_htw(&k, ops);
@@ -238,6 +264,8 @@ static void kb_pending(unsigned int n)
 	}
 	snprintf(name, sizeof(name), "add_del_%u_pending_vs_timer_list", n);
 	kb_report(name, kb_median(hd, rounds), kb_median(td, rounds), "ns/op");
+	snprintf(name, sizeof(name), "add_del_grouped_%u_pending_vs_timer_list", n);
+	kb_report(name, kb_median(gd, rounds), kb_median(td, rounds), "ns/op");
 	snprintf(name, sizeof(name), "add_del_%u_pending_vs_hrtimer", n);
 	kb_report(name, kb_median(hd, rounds), kb_median(rd, rounds), "ns/op");
 	snprintf(name, sizeof(name), "mod_random_%u_pending_vs_timer_list", n);

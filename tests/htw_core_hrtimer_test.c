@@ -510,6 +510,118 @@ static void htw_core_hrtimer_stop_ends_callbacks(struct kunit *test)
 	htw_wheel_destroy(wheel);
 }
 
+static u64 htw_hr_programs(struct htw_wheel *wheel)
+{
+	struct htw_wheel_stats st;
+
+	htw_wheel_get_stats(wheel, &st);
+	return st.programs;
+}
+
+/*
+ * A cancel of the earliest timer leaves the hrtimer as it is, as timer.c
+ * leaves its clock event (a spurious run costs less than a re-arm per
+ * cancel); an arm earlier still then re-arms it, and runs in time.  The
+ * timers before it are far, so that no run comes between the looks.
+ */
+static void htw_core_hrtimer_cancel_of_earliest_is_lazy(struct kunit *test)
+{
+	struct completion *done;
+	struct htw_wheel *wheel;
+	struct htw_test_timer *t;
+	u64 start, programs;
+
+	done = htw_hr_done(test);
+	wheel = htw_hr_wheel(test);
+	t = htw_test_timers(test, wheel, 3);
+	t[2].action = htw_hr_complete;
+	t[2].arg = 1;
+
+	start = htw_wheel_now(wheel);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[0].timer, start + 1800 * NSEC_PER_SEC,
+				      0, HTW_MODE_ABS), 0);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[1].timer, start + 3600 * NSEC_PER_SEC,
+				      0, HTW_MODE_ABS), 0);
+	programs = htw_hr_programs(wheel);
+	KUNIT_EXPECT_TRUE(test, htw_del(&t[0].timer));
+	KUNIT_EXPECT_EQ_MSG(test, htw_hr_programs(wheel), programs,
+			    "the cancel of the earliest re-armed the hrtimer");
+	/* Earlier still: only a re-armed hrtimer runs it within the wait. */
+	start = htw_wheel_now(wheel);
+	KUNIT_ASSERT_EQ(test, htw_add(&t[2].timer, start + 5 * NSEC_PER_MSEC,
+				      0, HTW_MODE_ABS), 0);
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done, HTW_HR_WAIT),
+			0);
+	KUNIT_EXPECT_GE(test, t[2].fired_at, start + 5 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, t[0].fires, 0);
+	KUNIT_EXPECT_EQ(test, t[1].fires, 0);
+}
+
+/*
+ * A group of operations under one hold of the wheel (htw_wheel_lock())
+ * arms the hrtimer once, at the unlock, however many of them would have
+ * re-armed it alone; the timers it moved and armed run in time, and those
+ * it cancelled never.  The first group is far, so that no run comes
+ * before the count; the second brings half the timers near.
+ */
+#define HTW_HR_GROUP	16
+
+static void htw_core_hrtimer_group_arms_the_hrtimer_once(struct kunit *test)
+{
+	struct completion *done;
+	struct htw_wheel *wheel;
+	struct htw_test_timer *t;
+	unsigned long flags;
+	u64 start, programs;
+	unsigned int i;
+
+	done = htw_hr_done(test);
+	wheel = htw_hr_wheel(test);
+	t = htw_test_timers(test, wheel, HTW_HR_GROUP);
+	/* The latest of those brought near runs last. */
+	t[1].action = htw_hr_complete;
+	t[1].arg = 1;
+
+	start = htw_wheel_now(wheel);
+	programs = htw_hr_programs(wheel);
+	htw_wheel_lock(wheel, &flags);
+	/* Each earlier than the last: alone, each would re-arm the hrtimer. */
+	for (i = 0; i < HTW_HR_GROUP; i++)
+		KUNIT_EXPECT_EQ(test, htw_mod_locked(&t[i].timer, start +
+						     (3600 - i) * NSEC_PER_SEC,
+						     0, HTW_MODE_ABS), 0);
+	/* An armed timer moved says so; a bad mode changes nothing. */
+	KUNIT_EXPECT_EQ(test, htw_mod_locked(&t[0].timer, start + 7200 *
+					     NSEC_PER_SEC, 0, HTW_MODE_ABS), 1);
+	KUNIT_EXPECT_EQ(test, htw_mod_locked(&t[0].timer, 0, 0, 7), -EINVAL);
+	htw_wheel_unlock(wheel, flags);
+	KUNIT_EXPECT_EQ(test, htw_hr_programs(wheel), programs + 1);
+
+	start = htw_wheel_now(wheel);
+	htw_wheel_lock(wheel, &flags);
+	for (i = 1; i < HTW_HR_GROUP / 2; i++)
+		KUNIT_EXPECT_EQ(test, htw_mod_locked(&t[i].timer, start +
+						     (20 - i) * NSEC_PER_MSEC,
+						     0, HTW_MODE_ABS), 1);
+	for (i = HTW_HR_GROUP / 2; i < HTW_HR_GROUP; i++)
+		KUNIT_EXPECT_TRUE(test, htw_del_locked(&t[i].timer));
+	KUNIT_EXPECT_FALSE(test, htw_del_locked(&t[HTW_HR_GROUP - 1].timer));
+	KUNIT_EXPECT_TRUE(test, htw_del_locked(&t[0].timer));
+	htw_wheel_unlock(wheel, flags);
+
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(done, HTW_HR_WAIT),
+			0);
+	for (i = 0; i < HTW_HR_GROUP; i++) {
+		u64 expires = start + (20 - i) * NSEC_PER_MSEC;
+		bool near = i && i < HTW_HR_GROUP / 2;
+
+		KUNIT_EXPECT_EQ_MSG(test, t[i].fires, near, "timer %u", i);
+		if (near)
+			KUNIT_EXPECT_GE_MSG(test, t[i].fired_at, expires,
+					    "timer %u", i);
+	}
+}
+
 static struct kunit_case htw_core_hrtimer_test_cases[] = {
 	KUNIT_CASE_PARAM(htw_core_hrtimer_empty_wheel_never_runs,
 			 htw_hr_cases_gen_params),
@@ -524,6 +636,10 @@ static struct kunit_case htw_core_hrtimer_test_cases[] = {
 	KUNIT_CASE_PARAM(htw_core_hrtimer_stop_ends_callbacks,
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_timers_run_never_early,
+			 htw_hr_cases_gen_params),
+	KUNIT_CASE_PARAM(htw_core_hrtimer_cancel_of_earliest_is_lazy,
+			 htw_hr_cases_gen_params),
+	KUNIT_CASE_PARAM(htw_core_hrtimer_group_arms_the_hrtimer_once,
 			 htw_hr_cases_gen_params),
 	KUNIT_CASE_PARAM(htw_core_hrtimer_del_sync_stops_periodic_timer,
 			 htw_hr_cases_gen_params),
