@@ -62,20 +62,24 @@ LIBHTW_VERSION := $(shell sed -n 's/^\#define LIBHTW_VERSION_\(MAJOR\|MINOR\)[[:
 LIBHTW_MAJOR := $(firstword $(subst ., ,$(LIBHTW_VERSION)))
 LIBHTW_SO := libhtw.so.$(LIBHTW_MAJOR)
 LIB_OUT := $(HTW_BUILD)/lib
-LIB_DEPS := lib/libhtw.c lib/libhtw.h lib/libhtw.map include/uapi/linux/htw.h
+LIB_SRCS := lib/libhtw.c lib/htw_timeouts.c
+LIB_OBJS := $(patsubst lib/%.c,$(LIB_OUT)/%.o,$(LIB_SRCS))
+LIB_DEPS := $(LIB_SRCS) lib/libhtw.h lib/libhtw.map include/uapi/linux/htw.h
 
 lib: $(LIB_OUT)/libhtw.a $(LIB_OUT)/$(LIBHTW_SO) $(LIB_OUT)/libhtw.pc
 
-$(LIB_OUT)/libhtw.a: $(LIB_DEPS)
+$(LIB_OUT)/%.o: lib/%.c lib/libhtw.h include/uapi/linux/htw.h
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iinclude/uapi -c -o $(LIB_OUT)/libhtw.o lib/libhtw.c
+	$(CC) $(CFLAGS) -Iinclude/uapi -c -o $@ $<
+
+$(LIB_OUT)/libhtw.a: $(LIB_OBJS)
 	rm -f $@
-	$(AR) rcs $@ $(LIB_OUT)/libhtw.o
+	$(AR) rcs $@ $(LIB_OBJS)
 
 $(LIB_OUT)/$(LIBHTW_SO): $(LIB_DEPS)
 	mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -shared -Iinclude/uapi -Wl,-soname,$(LIBHTW_SO) \
-		-Wl,--version-script=lib/libhtw.map -o $@ lib/libhtw.c
+		-Wl,--version-script=lib/libhtw.map -o $@ $(LIB_SRCS)
 
 # The paths are make's variables: "make install" writes it again, with its own.
 LIBHTW_PC = sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \

@@ -3,7 +3,9 @@
  * libhtw - a thin C library over /dev/htw (see libhtw.h and htw(4))
  *
  * Each call is one system call, or one per HTW_BATCH_MAX operations for
- * htw_oplist_submit(); nothing is cached between calls.
+ * htw_oplist_submit(); nothing is cached between calls.  The ring timers'
+ * calls work on the mapped rings, and the request timeouts, which keep
+ * state of their own, are in htw_timeouts.c.
  */
 #define _GNU_SOURCE		/* O_CLOEXEC, clock_gettime() under -std=c99 */
 #include <errno.h>

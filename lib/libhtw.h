@@ -10,9 +10,11 @@
  *
  * Every call returns 0 or a count on success and a negative errno on
  * failure, as liburing's do, so that a caller never reads errno (which a
- * call may still have changed).  The library holds no state of its own: a
- * file is a plain file descriptor (close() it, poll() it, put it in an
- * epoll set), and an htw_oplist belongs to the thread that fills it.
+ * call may still have changed).  A file is a plain file descriptor
+ * (close() it, poll() it, put it in an epoll set); an htw_oplist belongs
+ * to the thread that fills it.  The library holds no state of its own but
+ * the rings a program maps and, for the request timeouts, its view of
+ * their slots, which belongs to one thread at a time.
  *
  * The module's ABI version a call needs is in its manual page; HTW_IOC_INFO
  * (htw_get_info()) tells which version is loaded.
@@ -30,7 +32,7 @@ extern "C" {
 #endif
 
 #define LIBHTW_VERSION_MAJOR	1
-#define LIBHTW_VERSION_MINOR	1
+#define LIBHTW_VERSION_MINOR	2
 
 /* The device htw_open() opens. */
 #define HTW_DEVICE_PATH		"/dev/htw"
@@ -218,6 +220,157 @@ int htw_ring_submit(struct htw_ring *ring, unsigned int wait_nr);
  */
 unsigned int htw_ring_reap(struct htw_ring *ring, struct htw_cqe *cqes,
 			   unsigned int nr);
+
+/*
+ * Request timeouts (libhtw 1.2)
+ * -----------------------------
+ * A timeout started for each request and stopped when the request
+ * completes, almost never firing: the workload timing wheels were made
+ * for.  A struct htw_timeouts keeps such timeouts on the ring timers of a
+ * file (htw_ring_map(3)), so that starting and stopping one is a few
+ * stores and no system call, and only the timeouts that expire come back.
+ *
+ * Timeouts are started in classes, one per duration (as libevent's common
+ * timeouts are).  Each class keeps a pool of ring slots, last in first
+ * out.  Stopping a timeout only puts its slot back in the pool: the
+ * kernel still holds a timer for the slot's deadline.  Starting the next
+ * timeout of the class on that slot stores the new deadline, which is
+ * later, in the slot's word: when the old deadline comes the kernel finds
+ * the later one and places the timer again.  So a slot costs the kernel
+ * one look per duration, however many requests used it meanwhile.  A
+ * start that a store cannot serve (a slot the kernel holds no timer for,
+ * or one whose deadline is later than the new one) queues an arm in the
+ * submission ring; the queued arms reach the kernel in one call, at the
+ * next htw_timeouts_submit() or htw_timeouts_expired(), or when the
+ * submission ring is full.  A completion that finds its slot stopped, or
+ * started again for a later deadline, is the library's and is never
+ * reported.
+ *
+ * The promises: an expiry is reported once for each timeout that was not
+ * stopped, never for one that was, never before its deadline (the @now
+ * given to htw_timeout_start() plus its class's duration), and at most one
+ * tick of the wheel after it, plus the time the program takes to call
+ * htw_timeouts_expired() once the file polls readable.  Provided that the
+ * program calls htw_timeouts_submit() (or htw_timeouts_expired()) before
+ * it sleeps, and reads the file's readiness with poll(), epoll, or any
+ * loop built on them.
+ *
+ * Thread model: a struct htw_timeouts belongs to one thread at a time, as
+ * an io_uring ring does; a program with several threads gives each its
+ * own, each on a file of its own.  Memory: 40 bytes a timeout in the
+ * library, beside the ring's (see htw_ring_map(3): a word and a completion
+ * entry shared with the kernel, and 64 bytes of kernel memory).
+ */
+struct htw_timeouts;
+
+/* Most classes one struct htw_timeouts holds. */
+#define HTW_TIMEOUTS_CLASSES_MAX	64
+
+/**
+ * struct htw_timeout_expiry - an expired timeout, as htw_timeouts_expired()
+ *	reports it
+ * @handle: what htw_timeout_start() gave back for it
+ * @tag: the program's value it was started with
+ * @deadline: when it was due (CLOCK_MONOTONIC ns); it was found due no
+ *	earlier
+ */
+struct htw_timeout_expiry {
+	__u64 handle;
+	__u64 tag;
+	__u64 deadline;
+};
+
+/**
+ * struct htw_timeouts_stats - what a struct htw_timeouts has done
+ * @started: timeouts started
+ * @stopped: timeouts stopped before they expired
+ * @expired: expiries reported
+ * @stored: starts served by a store alone, with no kernel work
+ * @armed: starts that queued an arm
+ * @submits: calls into the kernel to hand it queued arms
+ * @stale: completions of slots stopped or started again since, not
+ *	reported
+ * @rearmed: completions that came for a deadline earlier than the running
+ *	timeout's, because the store of its deadline landed after the kernel
+ *	read the slot: the slot was armed again
+ * @unexpected: completions the library had no use for (an error, a slot
+ *	out of range): never made by a well-behaved kernel and program
+ */
+struct htw_timeouts_stats {
+	__u64 started;
+	__u64 stopped;
+	__u64 expired;
+	__u64 stored;
+	__u64 armed;
+	__u64 submits;
+	__u64 stale;
+	__u64 rearmed;
+	__u64 unexpected;
+};
+
+/*
+ * htw_timeouts_create - give @fd's ring timers (it must have none yet) to
+ * request timeouts: at most @max running at once
+ *
+ * Returns 0 and *@timeouts, or -errno (those of htw_ring_map(), and
+ * -ENOMEM).
+ */
+int htw_timeouts_create(int fd, __u32 max, struct htw_timeouts **timeouts);
+
+/* htw_timeouts_free - unmap and free @timeouts; the file stays open */
+void htw_timeouts_free(struct htw_timeouts *timeouts);
+
+/*
+ * htw_timeouts_class - the class of timeouts of @duration ns, made on first
+ * use
+ *
+ * Returns its number (0 or more), or -EINVAL for a duration of 0 or above
+ * HTW_TIME_MAX, or -ENOSPC past HTW_TIMEOUTS_CLASSES_MAX classes.
+ */
+int htw_timeouts_class(struct htw_timeouts *timeouts, __u64 duration);
+
+/*
+ * htw_timeout_start - start a timeout of class @cls, due at @now plus the
+ * class's duration; @now is CLOCK_MONOTONIC in ns (htw_clock_now(0)), read
+ * once per turn of the program's loop if it likes
+ *
+ * Returns 0 and *@handle, or -EINVAL (no such class, a deadline above
+ * HTW_TIME_MAX), -ENOSPC (@max timeouts run already), -EBUSY (the
+ * submission ring is full and the kernel takes no more until
+ * htw_timeouts_expired() reaps), or an error of HTW_IOC_RING_ENTER.
+ */
+int htw_timeout_start(struct htw_timeouts *timeouts, unsigned int cls,
+		      __u64 now, __u64 tag, __u64 *handle);
+
+/*
+ * htw_timeout_stop - stop the timeout of @handle: a few stores
+ *
+ * Returns 0, or -ENOENT if it is not running (stopped already, or its
+ * expiry was reported).
+ */
+int htw_timeout_stop(struct htw_timeouts *timeouts, __u64 handle);
+
+/*
+ * htw_timeouts_submit - hand the queued arms to the kernel, if there are
+ * any: call it before the program sleeps
+ *
+ * Returns the arms handed over (0 without a system call if none were
+ * queued), or -errno of HTW_IOC_RING_ENTER.
+ */
+int htw_timeouts_submit(struct htw_timeouts *timeouts);
+
+/*
+ * htw_timeouts_expired - take up to @nr expired timeouts into @expiries,
+ * once the file polls readable; hands over queued arms too
+ *
+ * Returns how many were taken, or -errno of HTW_IOC_RING_ENTER.
+ */
+int htw_timeouts_expired(struct htw_timeouts *timeouts,
+			 struct htw_timeout_expiry *expiries, unsigned int nr);
+
+/* htw_timeouts_stats - copy what @timeouts has done into @stats */
+void htw_timeouts_stats(const struct htw_timeouts *timeouts,
+			struct htw_timeouts_stats *stats);
 
 #ifdef __cplusplus
 }

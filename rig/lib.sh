@@ -134,15 +134,21 @@ build_modules() {
 		"$out/src/modules.order" >"$out/modules"
 }
 
-# readme_example OUT - the program the README shows (the indented block
-# that opens with "/* htw_epoll.c:"), so that the example users copy is
-# one the tiers compile and run.
+# readme_example OUT FILE - a program the README shows (the indented block
+# that opens with "/* FILE:"), so that the examples users copy are ones
+# the tiers compile and run.
 readme_example() {
-	awk '/^    \/\* htw_epoll\.c:/ { on = 1 }
+	awk -v mark="    /* $2:" 'index($0, mark) == 1 { on = 1 }
 	     on && /^[^ \t]/ { exit }
 	     on { sub(/^    /, ""); print }' "$HTW_TOP/README" >"$1"
 	[[ -s $1 ]]
 }
+
+# The README's examples, by the name of the tool each is built as.
+declare -gA README_EXAMPLES=(
+	[htw_readme_example]=htw_epoll.c
+	[htw_readme_requests]=htw_requests.c
+)
 
 # USER_LIBS - the libraries a program needs besides libhtw, by name:
 # htw_ringbench links the anchors it measures ring timers against (their
@@ -152,7 +158,7 @@ declare -gA USER_LIBS=(
 )
 
 # build_user_binaries BIN [NAME...] - every tests/user/*.c and tools/*.c,
-# and the README's example (htw_readme_example, a tool), or only those
+# and the README's examples (README_EXAMPLES, tools), or only those
 # NAMEs ("-" for none), static, so that the same binary runs on the host's
 # root in UML and in an initramfs; each is linked with libhtw, as make
 # install links htwctl, and with its USER_LIBS.  BIN/status records one
@@ -165,16 +171,20 @@ build_user_binaries() {
 	mkdir -p "$bin/tests" "$bin/tools" "$bin/lib"
 	: >"$bin/status"
 	rc=0
-	gcc "${cflags[@]}" -c -o "$bin/lib/libhtw.o" "$HTW_TOP/lib/libhtw.c" \
-		>>"$bin/build.log" 2>&1 || rc=$?
-	((rc)) && log "failed to build lib/libhtw.c"
-	echo "lib/libhtw.c $rc" >>"$bin/status"
-	rc=0
-	readme_example "$bin/lib/htw_readme_example.c" || rc=$?
-	((rc)) && log "README has no example (/* htw_epoll.c: ...)"
-	echo "README $rc" >>"$bin/status"
+	for src in "$HTW_TOP"/lib/*.c; do
+		gcc "${cflags[@]}" -c -o "$bin/lib/$(basename "$src" .c).o" "$src" \
+			>>"$bin/build.log" 2>&1 || rc=$?
+	done
+	((rc)) && log "failed to build libhtw"
+	echo "lib $rc" >>"$bin/status"
+	for name in "${!README_EXAMPLES[@]}"; do
+		rc=0
+		readme_example "$bin/lib/$name.c" "${README_EXAMPLES[$name]}" || rc=$?
+		((rc)) && log "README has no example /* ${README_EXAMPLES[$name]}: ..."
+		echo "README:${README_EXAMPLES[$name]} $rc" >>"$bin/status"
+	done
 	for src in "$HTW_TOP"/tests/user/*.c "$HTW_TOP"/tools/*.c \
-		   "$bin/lib/htw_readme_example.c"; do
+		   "$bin"/lib/htw_readme_*.c; do
 		[[ -e $src ]] || continue
 		name=$(basename "$src" .c)
 		(($# == 0)) || [[ " $* " == *" $name "* ]] || continue
@@ -186,7 +196,7 @@ build_user_binaries() {
 		read -ra libs <<<"${USER_LIBS[$name]:-}"
 		gcc -static "${cflags[@]}" -I"$KSRC/tools/testing/selftests" \
 			-I"$HTW_TOP/lib" -o "$bin/$kind/$name" "$src" \
-			"$bin/lib/libhtw.o" "${libs[@]}" -lpthread \
+			"$bin"/lib/*.o "${libs[@]}" -lpthread \
 			>>"$bin/build.log" 2>&1 || rc=$?
 		((rc)) && log "failed to build ${src#"$HTW_TOP"/}"
 		echo "${src#"$HTW_TOP"/} $rc" >>"$bin/status"

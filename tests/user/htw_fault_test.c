@@ -36,18 +36,6 @@ FIXTURE(fault) {
 	unsigned int injected, sites;
 };
 
-static __u64 user_bytes(void)
-{
-	struct htw_info info = { 0 };
-	int fd = htw_open(O_CLOEXEC);
-
-	if (fd >= 0) {
-		htw_get_info(fd, &info);
-		close(fd);
-	}
-	return info.user_bytes;
-}
-
 FIXTURE_SETUP(fault)
 {
 	static const char *const knobs[][2] = {
@@ -72,7 +60,7 @@ FIXTURE_SETUP(fault)
 		ASSERT_EQ(0, htw_write_file(knob, knobs[i][1]))
 			TH_LOG("cannot set %s", knob);
 	}
-	self->base_user = user_bytes();
+	self->base_user = htw_user_bytes();
 }
 
 FIXTURE_TEARDOWN(fault)
@@ -83,7 +71,7 @@ FIXTURE_TEARDOWN(fault)
 	TH_LOG("%u calls, %u of them with a fault injected", self->sites,
 	       self->injected);
 	/* Everything the failed calls allocated went back. */
-	EXPECT_EQ(self->base_user, user_bytes());
+	EXPECT_EQ(self->base_user, htw_user_bytes());
 }
 
 /*

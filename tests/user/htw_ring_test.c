@@ -27,19 +27,6 @@ static __u64 now(void)
 	return htw_now(CLOCK_MONOTONIC);
 }
 
-/* What the uid holds, by a file of its own. */
-static __u64 user_bytes(void)
-{
-	struct htw_info info = { 0 };
-	int fd = htw_open(O_CLOEXEC);
-
-	if (fd < 0)
-		return ~0ULL;
-	htw_get_info(fd, &info);
-	close(fd);
-	return info.user_bytes;
-}
-
 static int setup_ring(int fd, __u32 slots, __u32 sq, struct htw_ring_setup *s)
 {
 	*s = (struct htw_ring_setup) { .nr_slots = slots, .sq_entries = sq };
@@ -100,7 +87,7 @@ FIXTURE(ring) {
 
 FIXTURE_SETUP(ring)
 {
-	self->base = user_bytes();
+	self->base = htw_user_bytes();
 	self->fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, htw_ring_map(self->fd, 64, 16, &self->r));
@@ -111,7 +98,7 @@ FIXTURE_TEARDOWN(ring)
 	htw_ring_unmap(&self->r);
 	close(self->fd);
 	/* Everything the ring held went back with the file. */
-	EXPECT_EQ(self->base, user_bytes());
+	EXPECT_EQ(self->base, htw_user_bytes());
 }
 
 TEST(setup_reports_sizes_and_offsets)
@@ -573,7 +560,7 @@ TEST(an_epollet_reaper_gets_a_crowd_due_at_once)
 
 TEST(munmap_then_close_and_close_then_munmap_free_everything)
 {
-	__u64 base = user_bytes();
+	__u64 base = htw_user_bytes();
 	struct htw_ring r;
 	int fd, order;
 
@@ -583,20 +570,20 @@ TEST(munmap_then_close_and_close_then_munmap_free_everything)
 		ASSERT_EQ(0, htw_ring_map(fd, 1000, 64, &r));
 		ASSERT_EQ(0, htw_ring_arm(&r, 0, 1, now() + FAR));
 		ASSERT_EQ(1, htw_ring_submit(&r, 0));
-		EXPECT_LT(base, user_bytes());
+		EXPECT_LT(base, htw_user_bytes());
 		if (order) {
 			close(fd);
 			/* The mapping holds the file: still there, still usable. */
-			EXPECT_LT(base, user_bytes());
+			EXPECT_LT(base, htw_user_bytes());
 			htw_ring_extend(&r, 0, now() + 2 * FAR);
 			EXPECT_EQ(0, r.cqes[0].res);
 			htw_ring_unmap(&r);
 		} else {
 			htw_ring_unmap(&r);
-			EXPECT_LT(base, user_bytes());
+			EXPECT_LT(base, htw_user_bytes());
 			close(fd);
 		}
-		EXPECT_EQ(base, user_bytes()) TH_LOG("order %d", order);
+		EXPECT_EQ(base, htw_user_bytes()) TH_LOG("order %d", order);
 	}
 }
 
@@ -847,7 +834,7 @@ TEST_F_TIMEOUT(scribble, a_scribbled_ring_harms_only_itself, 900)
 	 */
 	unsigned long target = full && sysconf(_SC_NPROCESSORS_ONLN) > 1 ?
 			       1000000 : 100000;
-	__u64 base = user_bytes(), seed, t = 0;
+	__u64 base = htw_user_bytes(), seed, t = 0;
 	unsigned long ops = 0, cqes_seen = 0;
 	struct htw_cqe cqes[64];
 	struct htw_ring r;
@@ -907,7 +894,7 @@ TEST_F_TIMEOUT(scribble, a_scribbled_ring_harms_only_itself, 900)
 	       __atomic_load_n(&sc.ops, __ATOMIC_RELAXED), cqes_seen);
 	htw_ring_unmap(&r);
 	close(fd);
-	EXPECT_EQ(base, user_bytes());
+	EXPECT_EQ(base, htw_user_bytes());
 	/* The device still serves others: a new file's timer fires. */
 	fd = htw_open(O_CLOEXEC);
 	ASSERT_LE(0, fd);

@@ -96,6 +96,36 @@ static inline long htw_batch(int fd, struct htw_op *ops, __u32 count)
 	return ret < 0 ? -errno : ret;
 }
 
+/*
+ * What the calling uid holds (HTW_IOC_INFO's user_bytes), by a file of its
+ * own; ~0 if none opens.
+ */
+static inline __u64 htw_user_bytes(void)
+{
+	struct htw_info info = { 0 };
+	int fd = htw_open(O_CLOEXEC);
+
+	if (fd < 0)
+		return ~0ULL;
+	htw_get_info(fd, &info);
+	close(fd);
+	return info.user_bytes;
+}
+
+/*
+ * Start @name, a program of the rig's tools on $PATH, reading its output;
+ * NULL if it is not there (the rig fails a run that could not build it).
+ */
+static inline FILE *htw_tool_open(const char *name)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null", name);
+	if (system(cmd))
+		return NULL;
+	return popen(name, "r");
+}
+
 /* Write @s to a knob of sysfs, debugfs or tracefs; 0 or -errno. */
 static inline int htw_write_file(const char *path, const char *s)
 {
