@@ -62,9 +62,11 @@
  * the wheel, a batch at a time (htw_ring_run()).  A program that never
  * looks costs one hrtimer expiry.  The callbacks only move the timer to
  * ring->expired (HTW_WHEEL_LOCKED_CALLBACKS, one lock hold per eight), and
- * the run reads the slots' words after the batch, without the wheel's
- * lock: reading user-writable memory, and placing timers again, needs no
- * interrupt held off.
+ * the run settles them after the batch, in groups of HTW_RING_GROUP, each
+ * under one hold of the wheel's lock (htw_wheel_lock()), as the entries
+ * of the submission ring are done: a slot pushed later costs its word's
+ * load and a list move, and a hundred thousand slots coming due together
+ * (a server's requests started in one burst) cost no lock hold each.
  *
  * The shared memory
  * -----------------
@@ -199,19 +201,17 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
 #define HTW_RING_DUE		0
 
 /*
- * Submission entries done in one hold of the wheel's lock, with interrupts
- * off: a few microseconds of work, where a hold for each costs a lock, an
- * interrupt state and a look at the hrtimer of its own.
+ * Submission entries done, or slots settled, in one hold of the wheel's
+ * lock, with interrupts off: a few microseconds of work, where a hold for
+ * each costs a lock, an interrupt state and a look at the hrtimer of its
+ * own.  The scheduler is looked at between groups.
  */
 #define HTW_RING_GROUP		32
 
 /* Batches of expiry work a poll does, at most, to find a completion. */
 #define HTW_RING_POLL_BATCHES	4
 
-/*
- * Slots settled between two looks at the scheduler; and of those that
- * waited for room, what a poll settles at most.
- */
+/* Of the slots that waited for room, what a poll settles at most. */
 #define HTW_RING_SETTLE_BATCH	64
 
 /**
@@ -415,8 +415,8 @@ static void htw_ring_post(struct htw_ring *ring, u32 slot, u32 gen, int res,
 }
 
 /*
- * Settle a slot whose deadline came, in room for its completion: read its
- * word, once.  A deadline later than the one held, and not past, places
+ * Settle a slot whose deadline came, in room for its completion, in a
+ * group that holds the wheel: read its word, once.  A deadline later than the one held, and not past, places
  * the timer again; %HTW_SLOT_CANCEL cancels it; anything else delivers
  * it, for the latest deadline it was given (a later one that has passed
  * too, which is not early).
@@ -434,8 +434,8 @@ static void htw_rslot_settle(struct htw_ring *ring, struct htw_rslot *rs,
 		when = htw_time_minus(word, ring->time_offset);
 	if (when > held && when > now) {
 		rs->state = HTW_RS_ARMED;
-		/* Every level is there: this cannot fail. */
-		WARN_ON_ONCE(htw_add(&rs->timer, when, 0, HTW_MODE_ABS));
+		/* Idle, and every level is there: this cannot fail. */
+		WARN_ON_ONCE(htw_mod_locked(&rs->timer, when, 0, HTW_MODE_ABS));
 		return;
 	}
 	rs->state = HTW_RS_IDLE;
@@ -454,17 +454,23 @@ static void htw_ring_settle_waiting(struct htw_ring *ring, u32 max)
 {
 	u64 now = htw_wheel_now(ring->wheel);
 	struct htw_rslot *rs;
-	u32 i;
+	unsigned long flags;
+	u32 i = 0, end;
 
-	for (i = 0; i < max && !list_empty(&ring->waiting) &&
-	     htw_ring_has_room(ring); i++) {
-		rs = htw_rslot_of_link(ring->waiting.next);
-		list_del(htw_timer_link(&rs->timer));
-		WRITE_ONCE(ring->nr_waiting, ring->nr_waiting - 1);
-		htw_rslot_settle(ring, rs, now);
-		/* Up to a million may wait. */
-		if (!((i + 1) % HTW_RING_SETTLE_BATCH))
-			cond_resched();
+	/* Up to a million may wait: a group at a time. */
+	while (i < max && !list_empty(&ring->waiting) &&
+	       htw_ring_has_room(ring)) {
+		end = min(max, i + HTW_RING_GROUP);
+		htw_wheel_lock(ring->wheel, &flags);
+		for (; i < end && !list_empty(&ring->waiting) &&
+		     htw_ring_has_room(ring); i++) {
+			rs = htw_rslot_of_link(ring->waiting.next);
+			list_del(htw_timer_link(&rs->timer));
+			WRITE_ONCE(ring->nr_waiting, ring->nr_waiting - 1);
+			htw_rslot_settle(ring, rs, now);
+		}
+		htw_wheel_unlock(ring->wheel, flags);
+		cond_resched();
 	}
 }
 
@@ -477,17 +483,25 @@ static void htw_ring_expire(struct htw_ring *ring)
 {
 	u64 now = htw_wheel_now(ring->wheel);
 	struct htw_rslot *rs;
+	unsigned long flags;
+	unsigned int n;
 
 	while (!list_empty(&ring->expired)) {
-		rs = htw_rslot_of_link(ring->expired.next);
-		list_del(htw_timer_link(&rs->timer));
-		if (list_empty(&ring->waiting) && htw_ring_has_room(ring)) {
-			htw_rslot_settle(ring, rs, now);
-			continue;
+		htw_wheel_lock(ring->wheel, &flags);
+		for (n = 0; n < HTW_RING_GROUP && !list_empty(&ring->expired);
+		     n++) {
+			rs = htw_rslot_of_link(ring->expired.next);
+			list_del(htw_timer_link(&rs->timer));
+			if (list_empty(&ring->waiting) &&
+			    htw_ring_has_room(ring)) {
+				htw_rslot_settle(ring, rs, now);
+				continue;
+			}
+			rs->state = HTW_RS_WAITING;
+			list_add_tail(htw_timer_link(&rs->timer), &ring->waiting);
+			WRITE_ONCE(ring->nr_waiting, ring->nr_waiting + 1);
 		}
-		rs->state = HTW_RS_WAITING;
-		list_add_tail(htw_timer_link(&rs->timer), &ring->waiting);
-		WRITE_ONCE(ring->nr_waiting, ring->nr_waiting + 1);
+		htw_wheel_unlock(ring->wheel, flags);
 	}
 }
 
