@@ -306,6 +306,7 @@ struct htw_wheel {
 	bool draining;			/* a run left a bucket half emptied */
 	bool stopped;			/* htw_wheel_stop(): no run, no new timer */
 	bool told;			/* a deferred wheel woke its owner, no run since */
+	bool moved;			/* a group of operations moved a timer */
 	DECLARE_BITMAP(level_map, HTW_MAX_LEVELS);	/* levels in use */
 	u64 runs, fired, cascaded, budget_stops, wakes, yields, programs; /* statistics */
 	u64 last_run;			/* htw_run_seq at its last run by its hrtimer */
@@ -1696,9 +1697,9 @@ static int htw_wheels_seq_show(struct seq_file *m, void *v)
 	seq_printf(m, "wheel %u clock %d tick_ns %llu size %u levels %u/%u\n",
 		   wheel->id, wheel->clockid, st->tick_ns, st->wheel_size,
 		   st->nr_levels, st->nr_reserved);
-	seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu wakes %llu yields %llu\n",
+	seq_printf(m, "  pending %llu due %llu runs %llu callbacks %llu cascaded %llu budget_stops %llu wakes %llu yields %llu programs %llu\n",
 		   st->pending, st->due, st->runs, st->fired, st->cascaded,
-		   st->budget_stops, st->wakes, st->yields);
+		   st->budget_stops, st->wakes, st->yields, st->programs);
 	seq_puts(m, "  per_level");
 	for (i = 0; i < st->nr_levels; i++)
 		seq_printf(m, " %llu", st->level[i]);
@@ -1964,7 +1965,8 @@ EXPORT_SYMBOL_GPL(htw_del_sync);
  * Until htw_wheel_unlock(), htw_mod_locked() and htw_del_locked() arm,
  * move and cancel timers of @wheel without a lock hold each, and the
  * wheel's hrtimer is re-armed once, at the unlock, for all of them.
- * Interrupts are off meanwhile: the caller bounds the group (a few dozen
+ * Interrupts are off meanwhile (but on PREEMPT_RT, where the lock sleeps
+ * and leaves them on): the caller bounds the group (a few dozen
  * operations), and calls nothing that sleeps.
  *
  * Context: Any context but a callback of @wheel; takes the wheel's lock.
@@ -1981,15 +1983,20 @@ EXPORT_SYMBOL_GPL(htw_wheel_lock);
  * @wheel: the wheel, held by htw_wheel_lock()
  * @flags: what htw_wheel_lock() kept
  *
- * Re-arms the wheel's hrtimer for the group, if it must be, and lets go
- * of the wheel.
+ * Re-arms the wheel's hrtimer for the group, if the group moved a timer
+ * and it must be, and lets go of the wheel.
  *
  * Context: The caller of htw_wheel_lock().
  */
 void htw_wheel_unlock(struct htw_wheel *wheel, unsigned long flags)
 	__releases(&wheel->lock)
 {
-	__htw_update(wheel);
+	lockdep_assert_held(&wheel->lock);
+
+	if (wheel->moved) {
+		wheel->moved = false;
+		__htw_update(wheel);
+	}
 	spin_unlock_irqrestore(&wheel->lock, flags);
 }
 EXPORT_SYMBOL_GPL(htw_wheel_unlock);
@@ -2014,8 +2021,11 @@ int htw_mod_locked(struct htw_timer *timer, u64 expires, u64 period,
 	__must_hold(&timer->wheel->lock)
 {
 	bool placed;
+	int ret;
 
-	return __htw_mod(timer->wheel, timer, expires, period, mode, &placed);
+	ret = __htw_mod(timer->wheel, timer, expires, period, mode, &placed);
+	timer->wheel->moved |= placed;
+	return ret;
 }
 EXPORT_SYMBOL_GPL(htw_mod_locked);
 
@@ -2039,6 +2049,7 @@ bool htw_del_locked(struct htw_timer *timer)
 	if (timer->slot == HTW_SLOT_IDLE)
 		return false;
 	__htw_drop(timer->wheel, timer);
+	timer->wheel->moved = true;
 	return true;
 }
 EXPORT_SYMBOL_GPL(htw_del_locked);

@@ -416,10 +416,10 @@ static void htw_ring_post(struct htw_ring *ring, u32 slot, u32 gen, int res,
 
 /*
  * Settle a slot whose deadline came, in room for its completion, in a
- * group that holds the wheel: read its word, once.  A deadline later than the one held, and not past, places
- * the timer again; %HTW_SLOT_CANCEL cancels it; anything else delivers
- * it, for the latest deadline it was given (a later one that has passed
- * too, which is not early).
+ * group that holds the wheel: read its word, once.  A deadline later than
+ * the one held, and not past, places the timer again; %HTW_SLOT_CANCEL
+ * cancels it; anything else delivers it, for the latest deadline it was
+ * given (a later one that has passed too, which is not early).
  */
 static void htw_rslot_settle(struct htw_ring *ring, struct htw_rslot *rs,
 			     u64 now)
