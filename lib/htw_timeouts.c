@@ -203,7 +203,8 @@ int htw_timeouts_create(int fd, __u32 max, struct htw_timeouts **timeouts)
 		free(t);
 		return ret;
 	}
-	for (s = 0; s < HTW_TIMEOUTS_CLASSES_MAX + 1; s++)
+	/* The classes', the unused slots' and the retries' lists: empty. */
+	for (s = 0; s <= HTW_RETRY; s++)
 		t->pools[s] = (struct htw_pool){ .head = HTW_NIL, .tail = HTW_NIL };
 	for (s = 0; s < max; s++)
 		pool_put(t, HTW_UNUSED, s, 0);
@@ -433,6 +434,11 @@ static int settle(struct htw_timeouts *t, const struct htw_cqe *cqe,
 		pool_put(t, ts->pool, s, 0);
 		return 0;
 	}
+	/*
+	 * The store lost the race: arm again.  So too for an error, which
+	 * only an arm the program scribbled over makes: its timeout is made
+	 * again, never reported early.
+	 */
 	if (cqe->res || cqe->deadline < ts->deadline) {
 		t->stats.rearmed += !cqe->res;
 		rearm_slot(t, s);
@@ -487,21 +493,21 @@ int htw_timeouts_expired(struct htw_timeouts *t,
 	int ret;
 
 	/*
-	 * The kernel's turn: arms to hand over, completions that waited for
-	 * the room this made, or a file that polled readable for timers no
-	 * poll has run yet.
+	 * The kernel's turn: arms to hand over (those the settling just
+	 * queued too), completions that waited for the room this made, or a
+	 * file that polled readable for timers no poll has run yet.
 	 */
-	if (got < nr &&
-	    (t->queued || t->pools[HTW_RETRY].nr || !got ||
-	     (__atomic_load_n(t->ring.flags_p, __ATOMIC_RELAXED) &
-	      HTW_RING_CQ_WAITING))) {
-		ret = htw_timeouts_submit(t);
-		if (!ret && !t->queued)
-			ret = enter(t);
-		if (ret < 0 && !got)
-			return ret;
+	if (!t->queued && !t->pools[HTW_RETRY].nr && got &&
+	    !(__atomic_load_n(t->ring.flags_p, __ATOMIC_RELAXED) &
+	      HTW_RING_CQ_WAITING))
+		return got;
+	ret = retry_arms(t);
+	if (!ret)
+		ret = enter(t);
+	if (ret < 0 && !got)
+		return ret;
+	if (got < nr)
 		got += reap(t, expiries + got, nr - got);
-	}
 	return got;
 }
 

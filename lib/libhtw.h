@@ -227,8 +227,9 @@ unsigned int htw_ring_reap(struct htw_ring *ring, struct htw_cqe *cqes,
  * A timeout started for each request and stopped when the request
  * completes, almost never firing: the workload timing wheels were made
  * for.  A struct htw_timeouts keeps such timeouts on the ring timers of a
- * file (htw_ring_map(3)), so that starting and stopping one is a few
- * stores and no system call, and only the timeouts that expire come back.
+ * file (htw_ring_map(3)), so that starting and stopping one is, in the
+ * common case, a few stores and no system call, and only the timeouts
+ * that expire come back.
  *
  * Timeouts are started in classes, one per duration (as libevent's common
  * timeouts are).  Each class keeps a pool of ring slots, last in first
@@ -257,7 +258,11 @@ unsigned int htw_ring_reap(struct htw_ring *ring, struct htw_cqe *cqes,
  *
  * Thread model: a struct htw_timeouts belongs to one thread at a time, as
  * an io_uring ring does; a program with several threads gives each its
- * own, each on a file of its own.  Memory: 40 bytes a timeout in the
+ * own, each on a file of its own.  After fork(), only one of the two
+ * processes may use it (the other frees its copy unused): they share the
+ * rings, and each copy believes itself their only user.  @now is
+ * CLOCK_MONOTONIC in the time namespace of the process that opened the
+ * file, as the ring's deadlines are.  Memory: 40 bytes a timeout in the
  * library, beside the ring's (see htw_ring_map(3): a word and a completion
  * entry shared with the kernel, and 64 bytes of kernel memory).
  */
@@ -286,8 +291,10 @@ struct htw_timeout_expiry {
  * @stopped: timeouts stopped before they expired
  * @expired: expiries reported
  * @stored: starts served by a store alone, with no kernel work
- * @armed: starts that queued an arm
- * @submits: calls into the kernel to hand it queued arms
+ * @armed: arms queued: by starts, and by completions that found the
+ *	running timeout's store too late
+ * @submits: calls into the kernel: to hand it queued arms, or to run the
+ *	file's due timers
  * @stale: completions of slots stopped or started again since, not
  *	reported
  * @rearmed: completions that came for a deadline earlier than the running
