@@ -16,8 +16,9 @@
 # make check-full       htw in the other kernels (6.1, UML 7.2, 7.2-rt,
 #                       a debug UML)
 # make run              boot Debian's kernel under QEMU with htw, run the demo
-# make bench            htw against timer_list, hrtimer and timerfd, in UML
-#                       and under QEMU; prints one table (never gates)
+# make bench            htw against timer_list, hrtimer, timerfd, libevent
+#                       and io_uring, in UML and under QEMU; prints one
+#                       table and draws charts (never gates)
 # make lint             checkpatch --strict and a sparse build
 #
 # Variables of the rig (rig/lib.sh has the details):

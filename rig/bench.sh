@@ -4,9 +4,11 @@
 # kernel benchmark (bench/htw_kbench.c, which runs as it loads), run the
 # user-space benchmarks (tools/htw_bench.c, and under QEMU
 # tools/htw_ringbench.c, ring timers against timerfd, libevent and
-# io_uring), and print one table of what they measured;
-# build/bench/table.md keeps it, and build/bench/<tier>-extend.svg charts
-# htw_ringbench's extensions (rig/plot.sh).  Benchmarks never gate
+# io_uring, and tools/htw_purgatory.c, libhtw's request timeouts against
+# the same), and print one table of what they measured;
+# build/bench/table.md keeps it, and build/bench/<tier>-extend.svg and
+# <tier>-purgatory.svg chart htw_ringbench's extensions and
+# htw_purgatory's CPU per request (rig/plot.sh).  Benchmarks never gate
 # anything: "make check" loads the same programs in a smoke run.
 # shellcheck source=rig/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -22,19 +24,23 @@ source "$RIG_DIR/tier.sh"
 : "${HTW_BENCH_TIERS:=uml deb6.12}"
 # htw_ringbench's arguments, e.g. "--rounds 3" (see tools/htw_ringbench.c).
 : "${HTW_RINGBENCH_ARGS:=}"
+# htw_purgatory's, e.g. "--max 100000" (see tools/htw_purgatory.c).
+: "${HTW_PURGATORY_ARGS:=}"
 RUN=$HTW_BUILD/bench
 export HTW_MODPARAMS=$RIG_DIR/bench.modparams
 # 10M timers take over a GiB of the guest's memory.
 export HTW_GUEST_MEM=3072
 # The largest measures take minutes under emulation: htw_bench about five,
-# htw_ringbench a few more.
-HTW_TIMEOUT=$((HTW_TIMEOUT > 1800 ? HTW_TIMEOUT : 1800))
+# htw_ringbench a few more, htw_purgatory (a million requests started and
+# let go five times each way) ten to twenty.
+HTW_TIMEOUT=$((HTW_TIMEOUT > 3600 ? HTW_TIMEOUT : 3600))
 
-# charts DIR... - rig/plot.sh's chart of each tier that ran htw_ringbench
+# charts DIR... - rig/plot.sh's charts of each tier that ran htw_ringbench
+# or htw_purgatory
 charts() {
 	local dir
 	for dir in "$@"; do
-		grep -qs '^plot extend ' "$dir/out/bench-user.txt" || continue
+		grep -qs '^plot ' "$dir/out/bench-user.txt" || continue
 		"$RIG_DIR/plot.sh" "$dir" "$RUN" ||
 			log "bench: no chart for $(basename "$dir")"
 	done
@@ -50,14 +56,14 @@ main() {
 	for tier in $HTW_BENCH_TIERS; do
 		log "bench: $tier"
 		mkdir -p "$RUN/$tier.run"
-		programs=(htw_bench htw_ringbench)
+		programs=(htw_bench htw_ringbench htw_purgatory)
 		HTW_BENCH_ARGS=
 		if [[ $(tier_field "$tier" 2) == uml ]]; then
 			HTW_BENCH_ARGS=--close-only
 			programs=(htw_bench)
 		fi
 		build_user_binaries "$RUN/$tier.run/bin" "${programs[@]}"
-		(export HTW_BENCH_ARGS HTW_RINGBENCH_ARGS
+		(export HTW_BENCH_ARGS HTW_RINGBENCH_ARGS HTW_PURGATORY_ARGS
 		 run_tier "$RUN/$tier.run" "$tier" bench) ||
 			log "bench: $tier failed; see $RUN/$tier.run/$tier"
 		dirs+=("$RUN/$tier.run/$tier")

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rig/demo.sh - what "make run" shows, inside the guest, with htw loaded.
-# The tools (htwctl, htw_idle, ...) are on $PATH.
+# The tools (htwctl, htw_idle, htw_purgatory, ...) are on $PATH.
 echo
 echo "== htw on Linux $(uname -r)"
 if command -v htwctl >/dev/null 2>&1; then
@@ -17,5 +17,11 @@ if command -v htw_idle >/dev/null 2>&1; then
 	echo
 	echo "== idle timeouts on ring timers (tools/htw_idle.c)"
 	htw_idle -n 1000 -t 200ms -s 1s
+fi
+# Request timeouts on libhtw: 10,000 requests in flight for two seconds.
+if command -v htw_purgatory >/dev/null 2>&1; then
+	echo
+	echo "== request timeouts, libhtw (tools/htw_purgatory.c)"
+	htw_purgatory --demo
 fi
 echo

@@ -22,7 +22,8 @@ PACKAGES=(
 	debootstrap debian-archive-keyring zstd
 	# make install's depmod; libhtw's manual pages and pkg-config file
 	kmod groff-base pkgconf
-	# make bench's htw_ringbench: the anchors it links, and its chart
+	# make bench's htw_ringbench and htw_purgatory: the anchors they link,
+	# and their charts
 	liburing-dev libevent-dev gnuplot-nox
 )
 

@@ -22,6 +22,7 @@
 #   HTW_BENCH_ARGS  arguments of htw_bench in "bench"
 #   HTW_RINGBENCH_ARGS  arguments of htw_ringbench in "bench", which runs
 #                where the tier built it (under QEMU, not in UML)
+#   HTW_PURGATORY_ARGS  arguments of htw_purgatory in "bench", likewise
 #   HTW_ARGS_<module>  parameters to load that module with (rig/modparams)
 BB=/bin/busybox
 # shellcheck source=/dev/null
@@ -95,6 +96,13 @@ elif [ "$HTW_MODE" = bench ]; then
 		# shellcheck disable=SC2086 # the arguments are words
 		htw_ringbench $HTW_RINGBENCH_ARGS >>"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
 		step "bench htw_ringbench $?"
+		send bench-user.txt
+	fi
+	if command -v htw_purgatory >/dev/null; then
+		say "running htw_purgatory"
+		# shellcheck disable=SC2086 # the arguments are words
+		htw_purgatory $HTW_PURGATORY_ARGS >>"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
+		step "bench htw_purgatory $?"
 		send bench-user.txt
 	fi
 else

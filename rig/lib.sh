@@ -151,10 +151,11 @@ declare -gA README_EXAMPLES=(
 )
 
 # USER_LIBS - the libraries a program needs besides libhtw, by name:
-# htw_ringbench links the anchors it measures ring timers against (their
-# static archives; rig/deps.sh installs them).
+# htw_ringbench and htw_purgatory link the anchors they measure htw against
+# (their static archives; rig/deps.sh installs them).
 declare -gA USER_LIBS=(
 	[htw_ringbench]="-luring -levent_core"
+	[htw_purgatory]="-luring -levent_core"
 )
 
 # build_user_binaries BIN [NAME...] - every tests/user/*.c and tools/*.c,
@@ -230,9 +231,11 @@ write_plan() {
 		printf 'HTW_EXPORT=%q\n' "$7"
 		# make check-full: the tests run their long versions
 		printf 'HTW_FULL=%q\n' "${HTW_FULL:-0}"
-		# make bench: what to run htw_bench and htw_ringbench with
+		# make bench: what to run htw_bench, htw_ringbench and
+		# htw_purgatory with
 		printf 'HTW_BENCH_ARGS=%q\n' "${HTW_BENCH_ARGS:-}"
 		printf 'HTW_RINGBENCH_ARGS=%q\n' "${HTW_RINGBENCH_ARGS:-}"
+		printf 'HTW_PURGATORY_ARGS=%q\n' "${HTW_PURGATORY_ARGS:-}"
 		# rig/modparams: HTW_ARGS_<module>, the parameters to load it with
 		local mod args
 		while read -r mod args; do

@@ -34,9 +34,8 @@
 
 #include <libhtw.h>
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
-#define MAX_ROUNDS	64
+#include "htw_bench_common.h"
+
 #define BATCH		4096
 /* How long to wait for an event that must come, before calling it lost. */
 #define WAIT_MS		60000
@@ -46,57 +45,11 @@ static const char usage[] =
 static unsigned int rounds = 5;
 static unsigned int scale = 1;
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "htw_bench: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-/* die() for libhtw's calls, which return -errno. */
-static void check(int ret, const char *what)
-{
-	if (ret < 0) {
-		errno = -ret;
-		die(what);
-	}
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static void report(const char *measure, double htw, double anchor,
-		   const char *unit)
-{
-	if (anchor < 0)
-		printf("bench user %s %.1f - %s\n", measure, htw, unit);
-	else
-		printf("bench user %s %.1f %.1f %s\n", measure, htw, anchor, unit);
-	fflush(stdout);
 }
 
 static int htw_open_dev(void)
@@ -564,21 +517,6 @@ static double close_time(unsigned int n)
 	return (now_ns() - t0) / 1e6;
 }
 
-/* Raise a sysctl to at least @v, for the anchors' sake. */
-static void raise_limit(const char *path, unsigned long v)
-{
-	unsigned long cur = 0;
-	FILE *f = fopen(path, "r+e");
-
-	if (!f)
-		return;
-	if (fscanf(f, "%lu", &cur) == 1 && cur < v) {
-		rewind(f);
-		fprintf(f, "%lu\n", v);
-	}
-	fclose(f);
-}
-
 #define ROUNDS(expr_htw, expr_anchor, measure, unit)			\
 	do {								\
 		double h_[MAX_ROUNDS], a_[MAX_ROUNDS];			\
@@ -619,28 +557,18 @@ static void deliveries(const char *rate, const char *p99, const char *max,
 
 int main(int argc, char **argv)
 {
-	unsigned int n, ms, i, expiries;
+	unsigned int n, ms, expiries;
 	__u64 spread;
 	struct rlimit rl;
 	double h, a;
 	int smoke = 0, close_only = 0;
+	const struct bench_option opts[] = {
+		{ "--smoke", &smoke }, { "--close-only", &close_only },
+		{ "--rounds", NULL, &rounds }, { "--scale", NULL, &scale }, {}
+	};
 
-	for (i = 1; i < (unsigned int)argc; i++) {
-		int more = i + 1 < (unsigned int)argc;
-
-		if (!strcmp(argv[i], "--smoke")) {
-			smoke = 1;
-		} else if (!strcmp(argv[i], "--close-only")) {
-			close_only = 1;
-		} else if (!strcmp(argv[i], "--rounds") && more) {
-			rounds = strtoul(argv[++i], NULL, 0);
-		} else if (!strcmp(argv[i], "--scale") && more) {
-			scale = strtoul(argv[++i], NULL, 0);
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
+	if (bench_options(argc, argv, opts, usage))
+		return 2;
 	if (smoke)
 		rounds = 1;
 	if (!rounds || rounds > MAX_ROUNDS || !scale)

@@ -67,9 +67,8 @@
 
 #include <libhtw.h>
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
-#define MAX_ROUNDS	64
+#include "htw_bench_common.h"
+
 /* Operations per turn of a loop: per clock read, system call or batch. */
 #define CHUNK		64
 #define IDLE_NS		(10 * NSEC_PER_SEC)
@@ -100,145 +99,6 @@ static struct htw_oplist list;
 
 /* Why /dev/htw, its ring timers or io_uring cannot be measured: "" if they can. */
 static char no_htw[128], no_ring[128], no_uring[128];
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("htw_ringbench: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-/* fail() for calls that return -errno, as libhtw's and liburing's do. */
-static void check(int ret, const char *what)
-{
-	if (ret < 0)
-		fail("%s: %s", what, strerror(-ret));
-}
-
-/* fail() for calls that set errno. */
-static void check_errno(int ret, const char *what)
-{
-	if (ret < 0)
-		check(-errno, what);
-}
-
-static void *zalloc(size_t size)
-{
-	void *p = calloc(1, size);
-
-	if (!p)
-		fail("out of memory");
-	return p;
-}
-
-/* A "#" line: what rig/bench.py and rig/plot.sh pass over. */
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The median of @n values, or -1 (did not run) if any is. */
-static double median(double *v, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		if (v[i] < 0)
-			return -1;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* One line for rig/bench.py; a side below 0 did not run. */
-static void report(const char *measure, double v, double anchor,
-		   const char *unit)
-{
-	char a[32] = "-", b[32] = "-";
-
-	if (v < 0 && anchor < 0) {
-		printf("bench user %s skipped\n", measure);
-	} else {
-		if (v >= 0)
-			snprintf(a, sizeof(a), "%.1f", v);
-		if (anchor >= 0)
-			snprintf(b, sizeof(b), "%.1f", anchor);
-		printf("bench user %s %s %s %s\n", measure, a, b, unit);
-	}
-	fflush(stdout);
-}
-
-static struct timespec ts_of(__u64 ns)
-{
-	return (struct timespec) {
-		.tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC,
-	};
-}
-
-static struct __kernel_timespec kts_of(__u64 ns)
-{
-	return (struct __kernel_timespec) {
-		.tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC,
-	};
-}
-
-static struct timeval tv_of(__u64 ns)
-{
-	return (struct timeval) {
-		.tv_sec = ns / NSEC_PER_SEC, .tv_usec = ns % NSEC_PER_SEC / 1000,
-	};
-}
-
-/*
- * Draws of random connections, made before any clock starts, so that no
- * way pays for a generator: xorshift64*, high 32 bits.
- */
-static void make_draws(void)
-{
-	__u64 x = 0x9e3779b97f4a7c15ULL;
-	unsigned int i;
-
-	rnd = zalloc(RND_LEN * sizeof(*rnd));
-	for (i = 0; i < RND_LEN; i++) {
-		x ^= x >> 12;
-		x ^= x << 25;
-		x ^= x >> 27;
-		rnd[i] = (x * 0x2545f4914f6cdd1dULL) >> 32;
-	}
-}
-
-/* Connection of draw @r among @n: a multiply and a shift, no division. */
-static inline unsigned int pick(__u32 r, unsigned int n)
-{
-	return ((__u64)r * n) >> 32;
-}
 
 /*
  * The timers of one way in one measure; each way uses its own fields.
@@ -633,15 +493,7 @@ static void event_teardown(struct conns *c)
 
 static struct io_uring_sqe *uring_sqe(struct conns *c)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->uring);
-
-	if (!sqe) {
-		check(io_uring_submit(&c->uring), "io_uring_submit");
-		sqe = io_uring_get_sqe(&c->uring);
-	}
-	if (!sqe)
-		fail("io_uring: no room in the submission queue");
-	return sqe;
+	return uring_get_sqe(&c->uring);
 }
 
 /*
@@ -649,8 +501,9 @@ static struct io_uring_sqe *uring_sqe(struct conns *c)
  * must succeed; a timeout completes when removed (-ECANCELED) or, had a
  * measure outlasted its 10 s, fired (-ETIME, and its update -ENOENT).
  */
-static void uring_cqe(struct conns *c, const struct io_uring_cqe *cqe)
+static void uring_cqe(void *arg, const struct io_uring_cqe *cqe)
 {
+	struct conns *c = arg;
 	int res = cqe->res;
 
 	if (cqe->user_data == CANCEL_TAG) {
@@ -671,14 +524,7 @@ static void uring_cqe(struct conns *c, const struct io_uring_cqe *cqe)
 
 static void uring_reap(struct conns *c)
 {
-	struct io_uring_cqe *cqes[CHUNK];
-	unsigned int i, nr;
-
-	while ((nr = io_uring_peek_batch_cqe(&c->uring, cqes, CHUNK))) {
-		for (i = 0; i < nr; i++)
-			uring_cqe(c, cqes[i]);
-		io_uring_cq_advance(&c->uring, nr);
-	}
+	uring_reap_all(&c->uring, uring_cqe, c);
 }
 
 /* Wait for the completions still to come; they must, within WAIT_MS. */
@@ -992,24 +838,6 @@ static double measure(int w, unsigned int n, __u64 delay, int arm_cancel,
 		ns = timed(&c, turn, turns);
 	way->teardown(&c);
 	return ns;
-}
-
-/* The sizes of a measure: 1,000, 10,000, 100,000, those up to @max. */
-static unsigned int sizes(unsigned int *v, unsigned int max)
-{
-	unsigned int n = 0, s;
-
-	if (smoke) {
-		v[0] = 100;
-		v[1] = 1000;
-		return 2;
-	}
-	for (s = 1000; s <= 100000; s *= 10)
-		if (s <= max)
-			v[n++] = s;
-	if (!n)
-		v[n++] = max;
-	return n;
 }
 
 /* Extensions at @n connections, every way once per round. */
@@ -1406,56 +1234,17 @@ static void memory_per_timer(unsigned int max, unsigned int tfds)
 	report("ring_user_bytes_per_timer", charged, -1, "bytes");
 }
 
-/* Raise a sysctl to at least @v, for the anchors' sake. */
-static void raise_limit(const char *path, unsigned long v)
-{
-	unsigned long cur = 0;
-	FILE *f = fopen(path, "r+e");
-
-	if (!f)
-		return;
-	if (fscanf(f, "%lu", &cur) == 1 && cur < v) {
-		rewind(f);
-		fprintf(f, "%lu\n", v);
-	}
-	fclose(f);
-}
-
-/* Each timerfd is a file, and an epoll watch: room for @n of both. */
-static void make_room(unsigned int n)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur < n) {
-		rl.rlim_cur = n;
-		rl.rlim_max = rl.rlim_max > n ? rl.rlim_max : n;
-		check_errno(setrlimit(RLIMIT_NOFILE, &rl),
-			    "setrlimit (run as root)");
-	}
-	raise_limit("/proc/sys/fs/epoll/max_user_watches", n);
-}
-
 int main(int argc, char **argv)
 {
 	unsigned int max = 100000, n[MAX_SIZES], p[MAX_SIZES], nn, np, x, i;
 	int anchors_only = 0;
+	const struct bench_option opts[] = {
+		{ "--smoke", &smoke }, { "--anchors-only", &anchors_only },
+		{ "--rounds", NULL, &rounds }, { "--max", NULL, &max }, {}
+	};
 
-	for (i = 1; i < (unsigned int)argc; i++) {
-		int more = i + 1 < (unsigned int)argc;
-
-		if (!strcmp(argv[i], "--smoke")) {
-			smoke = 1;
-		} else if (!strcmp(argv[i], "--anchors-only")) {
-			anchors_only = 1;
-		} else if (!strcmp(argv[i], "--rounds") && more) {
-			rounds = strtoul(argv[++i], NULL, 0);
-		} else if (!strcmp(argv[i], "--max") && more) {
-			max = strtoul(argv[++i], NULL, 0);
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
+	if (bench_options(argc, argv, opts, usage))
+		return 2;
 	if (smoke) {
 		rounds = 1;
 		max = 1000;
@@ -1464,11 +1253,11 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	nn = sizes(n, max);
-	np = sizes(p, max);
+	nn = bench_sizes(n, 1000, 100000, max, smoke);
+	np = bench_sizes(p, 1000, 100000, max, smoke);
 	x = smoke ? 100 : max;
 	make_room((n[nn - 1] > x ? n[nn - 1] : x) + 2 * CHUNK + 1024);
-	make_draws();
+	rnd = make_draws(RND_LEN);
 	check(htw_oplist_init(&list, OPLIST_SIZE), "htw_oplist_init");
 	htw_probe(anchors_only);
 	uring_probe();

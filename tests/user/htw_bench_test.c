@@ -96,6 +96,24 @@ TEST(ringbench_smoke_run_reports_every_measure)
 		  ARRAY_SIZE(measures));
 }
 
+/*
+ * Request timeouts, libhtw's against htw's own and the anchors, at 100 and
+ * 1,000 in flight (its --smoke); it exits 1 if an expiry of htw's came
+ * early, was lost, or came after its stop.
+ */
+TEST(purgatory_smoke_run_reports_every_measure)
+{
+	static const char * const measures[] = {
+		"purgatory_cpu_vs_heap_100", "purgatory_cpu_vs_common_100",
+		"purgatory_cpu_vs_io_uring_100", "purgatory_cpu_vs_ring_100",
+		"purgatory_cpu_vs_heap_1000", "purgatory_cpu_vs_common_1000",
+		"purgatory_cpu_vs_io_uring_1000", "purgatory_cpu_vs_ring_1000",
+	};
+
+	smoke_run(_metadata, "htw_purgatory --smoke", measures,
+		  ARRAY_SIZE(measures));
+}
+
 int main(int argc, char **argv)
 {
 	return htw_test_main(argc, argv);
