@@ -34,6 +34,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -191,12 +192,17 @@ static void htw_spec_from_timens(struct htw_timer_spec *spec)
 /**
  * struct htw_file - an open /dev/htw
  * @ctx: its context
+ * @setup_lock: serialises HTW_IOC_RING_SETUP, so that setups of one file
+ *	that race (two threads, a parent and its child) build and charge one
+ *	ring between them, not one each
  * @ring: its ring timers, or NULL before HTW_IOC_RING_SETUP: set once,
- *	with cmpxchg(), and read with smp_load_acquire()
+ *	under @setup_lock with smp_store_release(), and read with
+ *	smp_load_acquire()
  * @mono_offset: CLOCK_MONOTONIC's offset in the opener's time namespace
  */
 struct htw_file {
 	struct htw_ctx *ctx;
+	struct mutex setup_lock;	/* serialises HTW_IOC_RING_SETUP */
 	struct htw_ring *ring;
 	s64 mono_offset;
 };
@@ -210,7 +216,7 @@ static struct htw_ring *htw_file_ring(struct file *file)
 {
 	struct htw_file *hf = file->private_data;
 
-	/* Pairs with the cmpxchg() of htw_ioctl_ring_setup(). */
+	/* Pairs with the release of htw_ioctl_ring_setup(). */
 	return smp_load_acquire(&hf->ring);
 }
 
@@ -230,6 +236,7 @@ static int htw_open(struct inode *inode, struct file *file)
 	hf = kzalloc(sizeof(*hf), GFP_KERNEL_ACCOUNT);
 	if (!hf)
 		return -ENOMEM;
+	mutex_init(&hf->setup_lock);
 	hf->mono_offset = params.time_offset[HTW_CTX_MONOTONIC];
 	params.user = htw_user_get(current_user_ns(), current_uid());
 	if (!params.user) {
@@ -263,6 +270,7 @@ static int htw_release(struct inode *inode, struct file *file)
 		htw_ring_destroy(hf->ring);
 	htw_ctx_destroy(hf->ctx);
 	htw_user_put(user);
+	mutex_destroy(&hf->setup_lock);
 	kfree(hf);
 	return 0;
 }
@@ -320,6 +328,12 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 		   htw_in_timers(READ_ONCE(max_user_bytes)));
 	/* Its wheels' hrtimers finding timers due; its waiters woken. */
 	wakes = htw_ctx_wakes(ctx, &wakeups);
+	if (ring) {
+		u64 ring_wakeups;
+
+		wakes += htw_ring_wakes(ring, &ring_wakeups);
+		wakeups += ring_wakeups;
+	}
 	seq_printf(m, "wakes:\t%llu\nwakeups:\t%llu\n", wakes, wakeups);
 	if (!ring)
 		return;
@@ -598,7 +612,8 @@ static long htw_ioctl_batch(struct htw_ctx *ctx, void __user *argp,
 
 /*
  * Create the file's ring timers, once: the sizes written back before they
- * are published, so that a setup that cannot write them leaves none.
+ * are published, so that a setup that cannot write them leaves none.  One
+ * setup of a file at a time: the others wait, then find the ring there.
  */
 static int htw_ioctl_ring_setup(struct file *file, void __user *argp,
 				size_t usize)
@@ -620,16 +635,25 @@ static int htw_ioctl_ring_setup(struct file *file, void __user *argp,
 			  HTW_RING_SETUP_SIZE_VER0);
 	if (ret)
 		return ret;
-	if (htw_file_ring(file))
-		return -EBUSY;
-	ring = htw_ring_create(&params, &setup);
-	if (IS_ERR(ring))
-		return PTR_ERR(ring);
-	ret = htw_copy_out(argp, usize, &setup, sizeof(setup));
-	if (!ret && cmpxchg(&hf->ring, NULL, ring))
+	if (mutex_lock_killable(&hf->setup_lock))
+		return -EINTR;
+	if (hf->ring) {
 		ret = -EBUSY;
+		goto out_unlock;
+	}
+	ring = htw_ring_create(&params, &setup);
+	if (IS_ERR(ring)) {
+		ret = PTR_ERR(ring);
+		goto out_unlock;
+	}
+	ret = htw_copy_out(argp, usize, &setup, sizeof(setup));
 	if (ret)
 		htw_ring_destroy(ring);
+	else
+		/* The ring built, then the pointer: htw_file_ring(). */
+		smp_store_release(&hf->ring, ring);
+out_unlock:
+	mutex_unlock(&hf->setup_lock);
 	return ret;
 }
 

@@ -155,6 +155,7 @@
  * that a look that finds the mark gone finds the completions.
  */
 
+#include <linux/atomic.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/nospec.h>
@@ -252,6 +253,8 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
  *	(atomic bit operations)
  * @pollers: the file's poll queue (see &htw_ring_params.pollers)
  * @wqh: the waiters of HTW_IOC_RING_ENTER
+ * @wakeups: times it woke them, for fdinfo (a mark's, in softirq, and a
+ *	call's, under the lock)
  */
 struct htw_ring {
 	struct mutex lock;	/* see "Locking" above */
@@ -291,6 +294,7 @@ struct htw_ring {
 	unsigned long due;
 	wait_queue_head_t *pollers;
 	wait_queue_head_t wqh;
+	atomic64_t wakeups;
 };
 
 /**
@@ -307,6 +311,7 @@ size_t htw_ring_slot_cost(void)
 /* Wake the file's pollers and the waiters of HTW_IOC_RING_ENTER. */
 static void htw_ring_wake_all(struct htw_ring *ring)
 {
+	atomic64_inc(&ring->wakeups);
 	wake_up_poll(ring->pollers, EPOLLIN | EPOLLRDNORM);
 	wake_up(&ring->wqh);
 }
@@ -1083,4 +1088,20 @@ void htw_ring_counts(struct htw_ring *ring, u32 *nr_slots, u32 *nr_armed,
 	*nr_slots = ring->nr_slots;
 	*nr_armed = READ_ONCE(ring->nr_armed);
 	*nr_waiting = READ_ONCE(ring->nr_waiting);
+}
+
+/**
+ * htw_ring_wakes() - how many times a file's ring timers woke it, for
+ *	fdinfo
+ * @ring: them
+ * @wakeups: set to how many times they woke the file's pollers and the
+ *	waiters of HTW_IOC_RING_ENTER
+ *
+ * Context: Any context; the counts may be stale as soon as they are read.
+ * Return: the wakes of their wheel (htw_wheel_wakes()).
+ */
+u64 htw_ring_wakes(struct htw_ring *ring, u64 *wakeups)
+{
+	*wakeups = atomic64_read(&ring->wakeups);
+	return htw_wheel_wakes(ring->wheel);
 }

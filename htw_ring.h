@@ -59,6 +59,7 @@ int htw_ring_enter(struct htw_ring *ring, const struct htw_ring_enter *enter);
 __poll_t htw_ring_poll(struct htw_ring *ring);
 void htw_ring_counts(struct htw_ring *ring, u32 *nr_slots, u32 *nr_armed,
 		     u32 *nr_waiting);
+u64 htw_ring_wakes(struct htw_ring *ring, u64 *wakeups);
 size_t htw_ring_slot_cost(void);
 
 #endif /* _HTW_RING_H */

@@ -133,6 +133,139 @@ TEST(setup_twice_is_ebusy)
 	close(fd);
 }
 
+/* What racing setups share: the file, the start, the account's peak. */
+struct setup_race {
+	int fd;
+	int go[2];		/* a pipe: a byte each, once all are ready */
+	int sampler;		/* a file of the same user, to read its account */
+	int done;
+	__u64 peak;
+	int ret;
+};
+
+/* Wait for the start, then set the file up; its result into @r->ret. */
+static void *setup_racer(void *arg)
+{
+	struct setup_race *r = arg;
+	struct htw_ring_setup s;
+	char c;
+
+	if (read(r->go[0], &c, 1) != 1)
+		r->ret = -EIO;
+	else
+		r->ret = setup_ring(r->fd, 65536, 64, &s);
+	return NULL;
+}
+
+/* The account's highest value until @r->done. */
+static void *account_sampler(void *arg)
+{
+	struct setup_race *r = arg;
+	struct htw_info info;
+
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
+		if (!htw_get_info(r->sampler, &info) && info.user_bytes > r->peak)
+			r->peak = info.user_bytes;
+		sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * Setups of one file made at once, by two threads and a forked child,
+ * build one ring between them: one succeeds, the others get -EBUSY, and
+ * the account, sampled all along by a thread of its own, never holds more
+ * than one ring's charge.  (Each setup charges the account before it
+ * builds: setups that overlapped would show in the peak.)
+ */
+TEST(racing_setups_of_a_file_build_one_ring)
+{
+	struct setup_race r = { 0 }, racer[2];
+	struct htw_ring_setup s;
+	struct htw_info info;
+	__u64 base, one_ring;
+	pthread_t th[2], sampler;
+	int i, status, wins = 0, busy = 0;
+	pid_t pid;
+
+	/* One ring's charge, alone. */
+	r.sampler = htw_open(O_CLOEXEC);
+	ASSERT_LE(0, r.sampler);
+	ASSERT_EQ(0, htw_get_info(r.sampler, &info));
+	base = info.user_bytes;
+	r.fd = htw_open(O_CLOEXEC);
+	ASSERT_LE(0, r.fd);
+	ASSERT_EQ(0, setup_ring(r.fd, 65536, 64, &s));
+	ASSERT_EQ(0, htw_get_info(r.sampler, &info));
+	one_ring = info.user_bytes - base;
+	close(r.fd);
+	ASSERT_EQ(0, htw_get_info(r.sampler, &info));
+	ASSERT_EQ(base, info.user_bytes);
+
+	r.fd = htw_open(O_CLOEXEC);
+	ASSERT_LE(0, r.fd);
+	ASSERT_EQ(0, pipe(r.go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		setup_racer(&r);
+		_exit(r.ret == 0 ? 0 : r.ret == -EBUSY ? 1 : 2);
+	}
+	for (i = 0; i < 2; i++) {
+		racer[i] = r;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, setup_racer,
+					    &racer[i]));
+	}
+	ASSERT_EQ(0, pthread_create(&sampler, NULL, account_sampler, &r));
+	/* Off they go, all three at once. */
+	ASSERT_EQ(3, write(r.go[1], "xyz", 3));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+		wins += !racer[i].ret;
+		busy += racer[i].ret == -EBUSY;
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	wins += WEXITSTATUS(status) == 0;
+	busy += WEXITSTATUS(status) == 1;
+	__atomic_store_n(&r.done, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(sampler, NULL));
+	EXPECT_EQ(1, wins);
+	EXPECT_EQ(2, busy);
+	TH_LOG("one ring %llu bytes; peak %llu over %llu",
+	       (unsigned long long)one_ring, (unsigned long long)r.peak,
+	       (unsigned long long)base);
+	EXPECT_LE(r.peak, base + one_ring);
+	close(r.fd);
+	close(r.go[0]);
+	close(r.go[1]);
+	ASSERT_EQ(0, htw_get_info(r.sampler, &info));
+	EXPECT_EQ(base, info.user_bytes);
+	close(r.sampler);
+}
+
+/*
+ * fdinfo counts the ring timers' wakes: their wheel's hrtimer finding
+ * them due, and the file's pollers woken for them.
+ */
+TEST_F(ring, fdinfo_counts_the_ring_timers_wakes)
+{
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	long long wakes = htw_fdinfo_value(self->fd, "wakes");
+	long long wakeups = htw_fdinfo_value(self->fd, "wakeups");
+	struct htw_cqe cqe;
+
+	ASSERT_LE(0, wakes);
+	ASSERT_LE(0, wakeups);
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 0, 1, now() + 20 * MS));
+	ASSERT_EQ(1, htw_ring_submit(&self->r, 0));
+	/* The hrtimer's mark wakes the poll: only a wake ends it early. */
+	ASSERT_EQ(1, poll(&pfd, 1, HTW_WAIT_MS));
+	ASSERT_EQ(1, reap_n(&self->r, &cqe, 1));
+	EXPECT_LT(wakes, htw_fdinfo_value(self->fd, "wakes"));
+	EXPECT_LT(wakeups, htw_fdinfo_value(self->fd, "wakeups"));
+}
+
 TEST(setup_out_of_range_is_einval)
 {
 	struct htw_info info = { 0 };
@@ -429,6 +562,33 @@ TEST_F(ring, each_bad_entry_gets_its_own_error)
 }
 
 /*
+ * On a ring of 8 slots and 8 completions, all due at @t0: generation 1's
+ * expiries fill the completion ring and one is reaped (into @cqes); of
+ * generation 2's, one fits and seven wait for room.
+ */
+static void fill_with_seven_waiting(struct __test_metadata *_metadata,
+				    struct htw_ring *r, struct htw_cqe *cqes,
+				    __u64 t0)
+{
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, htw_ring_arm(r, i, 1, t0));
+	ASSERT_EQ(8, htw_ring_submit(r, 0));
+	ASSERT_EQ(0, htw_ring_submit(r, 8));
+	/* One reaped: room for one, and generation 2's arms are taken. */
+	ASSERT_EQ(1, htw_ring_reap(r, cqes, 1));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, htw_ring_arm(r, i, 2, t0));
+	ASSERT_EQ(8, htw_ring_submit(r, 0));
+	while (htw_fdinfo_value(r->fd, "ring_waiting") < 7) {
+		ASSERT_GT(t0 + HTW_WAIT_MS * MS, now());
+		usleep(1000);
+		ASSERT_EQ(0, htw_ring_submit(r, 0));
+	}
+}
+
+/*
  * A completion ring left full: the timers wait in the kernel, the
  * submission ring waits too, and nothing is lost or doubled once the
  * program reaps.
@@ -444,23 +604,8 @@ TEST(a_full_completion_ring_loses_nothing)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, htw_ring_map(fd, 8, 8, &r));
 	ASSERT_EQ(8, r.cq_entries);
-	/* Generation 1 fills the ring. */
 	t0 = now();
-	for (i = 0; i < 8; i++)
-		ASSERT_EQ(0, htw_ring_arm(&r, i, 1, t0));
-	ASSERT_EQ(8, htw_ring_submit(&r, 0));
-	ASSERT_EQ(0, htw_ring_submit(&r, 8));
-	/* One reaped: room for one, and generation 2's arms are taken. */
-	ASSERT_EQ(1, htw_ring_reap(&r, cqes, 1));
-	for (i = 0; i < 8; i++)
-		ASSERT_EQ(0, htw_ring_arm(&r, i, 2, t0));
-	ASSERT_EQ(8, htw_ring_submit(&r, 0));
-	/* Of its expiries, one fits and seven wait. */
-	while (htw_fdinfo_value(fd, "ring_waiting") < 7) {
-		ASSERT_GT(t0 + HTW_WAIT_MS * MS, now());
-		usleep(1000);
-		ASSERT_EQ(0, htw_ring_submit(&r, 0));
-	}
+	fill_with_seven_waiting(_metadata, &r, cqes, t0);
 	EXPECT_EQ(8, htw_fdinfo_value(fd, "ring_armed") + 1);
 	EXPECT_EQ(HTW_RING_CQ_WAITING, *r.flags_p);
 	/* No room for an error: the submission ring is not consumed. */
@@ -503,6 +648,46 @@ TEST(a_full_completion_ring_loses_nothing)
  * epoll registers a file's wait queue at its first poll: one set up
  * before the ring timers hears them all the same.
  */
+/*
+ * HTW_IOC_RING_ENTER consumes its entries before it posts the timers that
+ * waited for room, as htw(4) and htw_ring_submit(3) say: a cancel of a
+ * slot whose completion waits drops it, and makes none of its own.  Were
+ * the waiting ones posted first, the slot's completion would come, and
+ * the cancel would fail with ENOENT.
+ */
+TEST(enter_consumes_entries_before_posting_those_that_waited)
+{
+	struct htw_cqe cqes[16];
+	unsigned int i, got, waiting = 8;
+	struct htw_ring r;
+	int fd = htw_open(O_CLOEXEC);
+	__u64 t0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_ring_map(fd, 8, 8, &r));
+	t0 = now();
+	fill_with_seven_waiting(_metadata, &r, cqes, t0);
+	/* The ring emptied by a reap, which tells the kernel nothing. */
+	ASSERT_EQ(8, htw_ring_reap(&r, cqes, 16));
+	ASSERT_EQ(2, cqes[7].gen);
+	/* A cancel of a slot that waits, then the call. */
+	for (i = 0; i < 8 && waiting == 8; i++)
+		if (i != cqes[7].slot)
+			waiting = i;
+	ASSERT_EQ(0, htw_ring_cancel(&r, waiting, 2));
+	ASSERT_EQ(1, htw_ring_submit(&r, 0));
+	got = htw_ring_reap(&r, cqes, 16);
+	EXPECT_EQ(6, got);
+	for (i = 0; i < got; i++) {
+		EXPECT_EQ(0, cqes[i].res);
+		EXPECT_NE(waiting, cqes[i].slot);
+	}
+	EXPECT_EQ(0, htw_fdinfo_value(fd, "ring_waiting"));
+	EXPECT_EQ(0, htw_fdinfo_value(fd, "ring_armed"));
+	htw_ring_unmap(&r);
+	close(fd);
+}
+
 TEST(an_epoll_from_before_the_setup_hears_the_ring)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
