@@ -36,6 +36,7 @@ label() {
 	purgatory:libevent_common) echo "libevent: event_add()/del(), common timeout" ;;
 	purgatory:io_uring) echo "io_uring: TIMEOUT and TIMEOUT_REMOVE" ;;
 	purgatory:timerfd) echo "timerfd_settime(): arm and disarm" ;;
+	purgatory:driver) echo "the driver alone, no timers" ;;
 	*) echo "$2" ;;
 	esac
 }

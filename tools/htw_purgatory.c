@@ -61,6 +61,9 @@
  *   of all the ring's timeouts.
  * - timerfd: a timerfd a request, in an epoll set, armed and disarmed by
  *   timerfd_settime(); up to 10,000 in flight.
+ * - driver: no timers at all, the driver alone: what it costs is in every
+ *   way's figure, and the net lines take it off, to tell what the timers
+ *   themselves add to a request.
  *
  * The measure is CPU time per request started: the process's user and
  * system time (getrusage()) over the timed turns.  htw does a file's
@@ -72,7 +75,9 @@
  * lines, for information.
  *
  * Each way's expiries are judged too: early (the clock read once the way
- * reported them is before the deadline, the start's clock plus the
+ * reported them, after each batch it reported (each completion, for
+ * io_uring, whose completions come at any moment), is before the
+ * deadline, the start's clock plus the
  * duration; libevent keeps microseconds, and is judged in them), late
  * (the p99 of report time minus deadline: a measure, not a verdict), lost
  * (a request in flight whose deadline passed LOST_SLACK before the end of
@@ -94,7 +99,11 @@
  *
  * for the anchors heap (libevent_heap), common (libevent_common),
  * io_uring and ring, with "-" for a side that could not run (a "#" line
- * says why); and for rig/plot.sh, one line per way and size:
+ * says why), and the same net of the driver's own cost:
+ *
+ *   bench user purgatory_net_cpu_vs_<anchor>_<N> <timeouts> <anchor> ns
+ *
+ * and for rig/plot.sh, one line per way and size:
  *
  *   plot purgatory <way> <in flight> <CPU ns per request>
  *
@@ -283,6 +292,7 @@ struct way {
 	int racy;		/* it reports timers its stop came late for */
 	int in_loop;		/* its turns run in a callback of its loop */
 	int htw;		/* /dev/htw's: at most max_timers a file */
+	int baseline;		/* no timers: the driver's own cost */
 };
 
 /* libevent's timer events: the argument of each one's callback. */
@@ -305,7 +315,7 @@ struct purg {
 	unsigned long started;
 	unsigned long draw;		/* the next random draw */
 	__u64 now;			/* the turn's clock */
-	__u64 t;			/* the clock at a look's first expiry */
+	__u64 t;			/* the clock after the way reported the batch */
 	__u64 *deadline;		/* of request i, 0 if it does not run */
 	__u32 *gen;
 	__u8 *cls;			/* its duration */
@@ -427,10 +437,19 @@ static void expire(struct purg *p, __u64 tag)
 	retire(p, i);
 }
 
+/*
+ * The way has just reported a batch of expiries: they are judged by the
+ * clock read after it (at the first of them), not by one read before.
+ */
+static void reported(struct purg *p)
+{
+	p->t = 0;
+}
+
 /* One non-blocking look for expiries, after what the turn queued. */
 static void look(struct purg *p)
 {
-	p->t = 0;
+	reported(p);
 	p->way->step(p);
 }
 
@@ -554,6 +573,7 @@ static void timeouts_step(struct purg *p)
 	do {
 		k = htw_timeouts_expired(p->to, e, BATCH);
 		check(k, "htw_timeouts_expired");
+		reported(p);
 		for (j = 0; j < k; j++)
 			expire(p, e[j].tag);
 	} while (k == BATCH);
@@ -601,9 +621,11 @@ static void ring_step(struct purg *p)
 	unsigned int k, j;
 
 	check(htw_ring_submit(&p->ring, 0), "HTW_IOC_RING_ENTER");
-	while ((k = htw_ring_reap(&p->ring, cqes, BATCH)))
+	while ((k = htw_ring_reap(&p->ring, cqes, BATCH))) {
+		reported(p);
 		for (j = 0; j < k; j++)
 			ring_cqe(p, &cqes[j]);
+	}
 }
 
 static int ring_setup(struct purg *p)
@@ -723,6 +745,7 @@ static void ioctl_step(struct purg *p)
 		if (k == -EAGAIN)
 			break;
 		check(k, "read " HTW_DEVICE_PATH);
+		reported(p);
 		for (j = 0; j < k; j++)
 			expire(p, ev[j].user_data);
 	} while (k == BATCH);
@@ -865,6 +888,8 @@ static void uring_cqe(void *arg, const struct io_uring_cqe *cqe)
 	} else if (cqe->user_data == CANCEL_TAG) {
 		p->cancel_failed = res < 0;
 	} else if (res == -ETIME) {
+		/* Posted at any moment, by the hrtimer: judged each alone. */
+		reported(p);
 		expire(p, cqe->user_data);
 	} else if (res != -ECANCELED) {
 		check(res ? res : -EPROTO, "IORING_OP_TIMEOUT");
@@ -983,6 +1008,7 @@ static void timerfd_step(struct purg *p)
 	do {
 		k = epoll_wait(p->ep, ee, BATCH, 0);
 		check_errno(k, "epoll_wait");
+		reported(p);
 		for (j = 0; j < k; j++)
 			if (read(p->fds[ee[j].data.u32], &ticks,
 				 sizeof(ticks)) == sizeof(ticks))
@@ -1000,7 +1026,25 @@ static void timerfd_teardown(struct purg *p)
 	free(p->fds);
 }
 
-enum { TIMEOUTS, RING, IOCTL, HEAP, COMMON, URING, TIMERFD, NR_WAYS };
+/*
+ * driver: the driver alone, with no timers at all, so that what each way
+ * adds to a request can be told from what the driver costs.  Its requests
+ * never expire, and it has nothing to judge or to drain.
+ */
+static int driver_setup(struct purg *p)
+{
+	return 0;
+}
+
+static void driver_request(struct purg *p, __u32 i)
+{
+}
+
+static void driver_nothing(struct purg *p)
+{
+}
+
+enum { TIMEOUTS, RING, IOCTL, HEAP, COMMON, URING, TIMERFD, DRIVER, NR_WAYS };
 
 static const struct way ways[NR_WAYS] = {
 	[TIMEOUTS] = { "timeouts", no_ring, 0, timeouts_setup, timeouts_start,
@@ -1019,6 +1063,9 @@ static const struct way ways[NR_WAYS] = {
 		    uring_stop, uring_step, uring_teardown, 1, .racy = 1 },
 	[TIMERFD] = { "timerfd", "", TIMERFD_MAX, timerfd_setup, timerfd_start,
 		      timerfd_stop, timerfd_step, timerfd_teardown, 1 },
+	[DRIVER] = { "driver", "", 0, driver_setup, driver_request,
+		     driver_request, driver_nothing, driver_nothing, 1,
+		     .baseline = 1 },
 };
 
 static void free_driver(struct purg *p)
@@ -1142,7 +1189,8 @@ static void drain(struct purg *p)
 /* Drain, let the way go, and count. */
 static void end(struct purg *p)
 {
-	drain(p);
+	if (!p->way->baseline)
+		drain(p);
 	p->way->teardown(p);
 	p->tally->started += p->started;
 	free_driver(p);
@@ -1248,6 +1296,12 @@ static void tell(int w, unsigned int n, double cpu, double wall,
 	}
 }
 
+/* @v less the driver's own @base, or -1 if @v did not run. */
+static double net(double v, double base)
+{
+	return v < 0 ? -1 : v > base ? v - base : 0;
+}
+
 /* Every way at @n in flight, once a round. */
 static void purgatory_at(unsigned int n)
 {
@@ -1280,6 +1334,13 @@ static void purgatory_at(unsigned int n)
 		snprintf(name, sizeof(name), "purgatory_cpu_vs_%s_%u",
 			 vs[k].name, n);
 		report(name, med[TIMEOUTS], med[vs[k].way], "ns");
+	}
+	/* What the timers add to a request, the driver's own cost taken off. */
+	for (k = 0; k < ARRAY_SIZE(vs) && med[DRIVER] >= 0; k++) {
+		snprintf(name, sizeof(name), "purgatory_net_cpu_vs_%s_%u",
+			 vs[k].name, n);
+		report(name, net(med[TIMEOUTS], med[DRIVER]),
+		       net(med[vs[k].way], med[DRIVER]), "ns");
 	}
 	for (w = 0; w < NR_WAYS; w++)
 		if (med[w] >= 0)

@@ -108,6 +108,9 @@ TEST(purgatory_smoke_run_reports_every_measure)
 		"purgatory_cpu_vs_io_uring_100", "purgatory_cpu_vs_ring_100",
 		"purgatory_cpu_vs_heap_1000", "purgatory_cpu_vs_common_1000",
 		"purgatory_cpu_vs_io_uring_1000", "purgatory_cpu_vs_ring_1000",
+		"purgatory_net_cpu_vs_heap_100", "purgatory_net_cpu_vs_ring_100",
+		"purgatory_net_cpu_vs_heap_1000",
+		"purgatory_net_cpu_vs_ring_1000",
 	};
 
 	smoke_run(_metadata, "htw_purgatory --smoke", measures,

@@ -38,13 +38,12 @@ FIXTURE(htw) {
 
 FIXTURE_SETUP(htw)
 {
-	self->user_limit = htw_read_number(HTW_PARAM_USER_BYTES);
-	ASSERT_LE(0, self->user_limit);
+	self->user_limit = htw_limit_save(_metadata, 0);
 }
 
 FIXTURE_TEARDOWN(htw)
 {
-	htw_write_number(HTW_PARAM_USER_BYTES, self->user_limit);
+	htw_limit_restore(self->user_limit);
 }
 
 /* Wait for a child; return its exit status, or 200 + signal. */

@@ -37,22 +37,19 @@
 #define NR_KILLED		100000
 #define MANY_FILES		160
 
+/* Room for the long cases' timers; the limit put back after. */
 FIXTURE(owner) {
 	long long user_limit;
 };
 
-/* Room for the long cases' timers, and the limit put back after. */
 FIXTURE_SETUP(owner)
 {
-	self->user_limit = htw_read_number(HTW_PARAM_USER_BYTES);
-	ASSERT_LE(0, self->user_limit);
-	ASSERT_EQ(0, htw_write_number(HTW_PARAM_USER_TIMERS,
-				      MANY_FILES * PER_FILE + 4 * NR_UNREAD));
+	self->user_limit = htw_limit_save(_metadata, MANY_FILES * PER_FILE + 4 * NR_UNREAD);
 }
 
 FIXTURE_TEARDOWN(owner)
 {
-	htw_write_number(HTW_PARAM_USER_BYTES, self->user_limit);
+	htw_limit_restore(self->user_limit);
 }
 
 /*

@@ -220,6 +220,29 @@ static inline int htw_test_main(int argc, char **argv)
 #define HTW_PARAM_USER_TIMERS	"/sys/module/htw/parameters/max_user_timers"
 
 /*
+ * For a fixture that leaves the per-user limit as it found it: save it
+ * before each case (and, with @timers not 0, start the case with a limit
+ * of that many timers), and put it back after, pass or fail.  Return the
+ * limit saved.
+ */
+static inline long long htw_limit_save(struct __test_metadata *_metadata,
+				       unsigned long timers)
+{
+	long long limit = htw_read_number(HTW_PARAM_USER_BYTES);
+
+	EXPECT_LE(0, limit);
+	if (timers)
+		EXPECT_EQ(0, htw_write_number(HTW_PARAM_USER_TIMERS, timers));
+	return limit;
+}
+
+static inline void htw_limit_restore(long long limit)
+{
+	if (limit >= 0)
+		htw_write_number(HTW_PARAM_USER_BYTES, limit);
+}
+
+/*
  * Become @uid, group and user, for good (root's setgid() and setuid() set
  * the real, effective and saved ids); exit with 100 if not allowed.
  */

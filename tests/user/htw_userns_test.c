@@ -26,14 +26,12 @@ FIXTURE(userns) {
 
 FIXTURE_SETUP(userns)
 {
-	self->user_limit = htw_read_number(HTW_PARAM_USER_BYTES);
-	ASSERT_LE(0, self->user_limit);
-	ASSERT_EQ(0, htw_write_number(HTW_PARAM_USER_TIMERS, LIMIT));
+	self->user_limit = htw_limit_save(_metadata, LIMIT);
 }
 
 FIXTURE_TEARDOWN(userns)
 {
-	htw_write_number(HTW_PARAM_USER_BYTES, self->user_limit);
+	htw_limit_restore(self->user_limit);
 }
 
 /* Arm timers an hour away until the account is full; return how many. */
