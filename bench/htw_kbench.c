@@ -241,8 +241,9 @@ static u64 kb_mod_tl(struct kb_timers *k, unsigned int ops)
 
 static void kb_pending(unsigned int n)
 {
-	u64 hd[MAX_ROUNDS], td[MAX_ROUNDS], rd[MAX_ROUNDS], gd[MAX_ROUNDS];
-	u64 hm[MAX_ROUNDS], tm[MAX_ROUNDS];
+	/* The rounds' figures: too many for the stack of a KASAN kernel. */
+	static u64 hd[MAX_ROUNDS], td[MAX_ROUNDS], rd[MAX_ROUNDS], gd[MAX_ROUNDS];
+	static u64 hm[MAX_ROUNDS], tm[MAX_ROUNDS];
 	unsigned int ops = scale ? OPS : 1000, r;
 	struct kb_timers k = {};
 	struct htw_wheel *w;

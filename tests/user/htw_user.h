@@ -230,9 +230,9 @@ static inline long long htw_limit_save(struct __test_metadata *_metadata,
 {
 	long long limit = htw_read_number(HTW_PARAM_USER_BYTES);
 
-	EXPECT_LE(0, limit);
+	ASSERT_LE(0, limit);
 	if (timers)
-		EXPECT_EQ(0, htw_write_number(HTW_PARAM_USER_TIMERS, timers));
+		ASSERT_EQ(0, htw_write_number(HTW_PARAM_USER_TIMERS, timers));
 	return limit;
 }
 
