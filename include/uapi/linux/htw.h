@@ -604,15 +604,17 @@ struct htw_ring_enter {
  *	&htw_info.max_user_bytes (the shared memory, 64 bytes of kernel
  *	memory a slot, and the wheel count).  %ENOMEM: out of memory (or the
  *	memory cgroup's limit).  Setups of one file made at once (threads, a
- *	parent and its child) run one at a time: one builds the ring, the
- *	others get %EBUSY, and no more than one ring is ever charged.
- *	%EINTR: a fatal signal came while it waited for another setup.
+ *	parent and its child) run one at a time, so that no more than one
+ *	ring is ever charged: those that come after one that built the ring
+ *	get %EBUSY.  %EINTR: a fatal signal came while it waited for another
+ *	setup (a caller that lives on never sees it).
  *
  * HTW_IOC_RING_ENTER: consume up to &htw_ring_enter.to_submit submission
  *	entries (while the completion ring has room for an error), post the
  *	completions that waited for room, run the due ring timers, post
  *	their completions, in that order (an arm or a cancel of a slot that
- *	waits for room replaces or drops it before it is posted); then, with
+ *	waits for room replaces or drops it before this call posts it; a poll
+ *	of the file, which consumes no entry, may post it first); then, with
  *	%HTW_ENTER_GETEVENTS, wait until the completion ring holds
  *	&htw_ring_enter.min_complete entries, running the timers that come
  *	due meanwhile.  Returns the entries consumed.  A submission tail
