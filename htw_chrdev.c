@@ -194,7 +194,9 @@ static void htw_spec_from_timens(struct htw_timer_spec *spec)
  * @ctx: its context
  * @setup_lock: serialises HTW_IOC_RING_SETUP, so that setups of one file
  *	that race (two threads, a parent and its child) build and charge one
- *	ring between them, not one each
+ *	ring between them, not one each.  Lock order: @setup_lock, then the
+ *	mm's mmap_lock (the setup's copy back may fault); ->mmap, under
+ *	mmap_lock, never takes it, and reads @ring with an acquire instead
  * @ring: its ring timers, or NULL before HTW_IOC_RING_SETUP: set once,
  *	under @setup_lock with smp_store_release(), and read with
  *	smp_load_acquire()
