@@ -754,9 +754,12 @@ static int __init htw_init(void)
 		.max_user_bytes		= &max_user_bytes,
 	};
 
-	ret = htw_ctx_init();
+	ret = htw_user_init();
 	if (ret)
 		return ret;
+	ret = htw_ctx_init();
+	if (ret)
+		goto err_user_exit;
 	ret = misc_register(&htw_misc);
 	if (ret)
 		goto err_ctx_exit;
@@ -768,6 +771,8 @@ static int __init htw_init(void)
 
 err_ctx_exit:
 	htw_ctx_exit();
+err_user_exit:
+	htw_user_exit();
 	return ret;
 }
 module_init(htw_init);
@@ -777,6 +782,7 @@ static void __exit htw_exit(void)
 	debugfs_remove_recursive(htw_debugfs);
 	misc_deregister(&htw_misc);
 	htw_ctx_exit();
+	htw_user_exit();
 }
 module_exit(htw_exit);
 

@@ -1,262 +1,335 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The memory of /dev/htw each user holds, across all of the user's files
+ * The memory of /dev/htw each person holds, across all of their files
  *
  * /dev/htw is open to every user, and a timer pins kernel memory that no
- * process's RSS shows, so the memory one uid may pin is bounded across all
- * of its files, as epoll bounds the watches of a user (fs/eventpoll.c,
+ * process's RSS shows, so the memory one person may pin is bounded across
+ * all of their files, as epoll bounds the watches of a user (fs/eventpoll.c,
  * max_user_watches).  The unit is a byte: a context charges the size of
  * each timer, and of each of its wheels and id nodes the most memory it
  * can take, so that the limit means the same whatever a user pins it
  * with (a timer counted one, a wheel would have been "94 timers" on one
- * build and another number on the next).  The count is exact (an atomic compare-and-exchange, never
- * past the limit): epoll's percpu_counter would spare a shared cache line
- * per arm, but may pass its limit by a batch per CPU.
+ * build and another number on the next).  The count is exact (an atomic
+ * compare-and-exchange, never past the limit): epoll's percpu_counter
+ * would spare a shared cache line per arm, but may pass its limit by a
+ * batch per CPU.
  *
  * The kernel's own per-user counts (kernel/ucount.c, UCOUNT_*) are where
  * this would live in the tree; a module can neither add a count there nor
  * call inc_ucount(), which is not exported, hence this small table.
  *
- * An account is a uid in a user namespace, and charging it charges, as
- * kernel/ucount.c's inc_ucount() does, the account of the namespace's
- * owner in the parent namespace too, and so on up to the initial one:
- * each against the same limit.  So everything the uids of a user's
- * namespaces hold counts against that user, who cannot multiply the limit
- * by mapping more uids (a user with a subordinate range of 65,536 could
- * otherwise pin 65,536 limits' worth), and the owner's account shows what
- * they hold.  Within one namespace a uid is one user everywhere, as for
- * epoll: every process of a uid shares its limit, and a file passed to
- * another process (by fork() or SCM_RIGHTS) stays charged to the account
- * that opened it.  The chain stops below a namespace that the initial
- * namespace's root made: the containers root runs (Docker's remapped
- * users, LXD, podman) are accounted as the separate users they are meant
- * to be, where charging root for all of them would let one exhaust the
- * limit of all, and root can create namespaces without bound anyway.
+ * A person is a kuid: a uid as the initial user namespace sees it.  The
+ * account of a kuid is one, whichever namespaces the kuid opens the device
+ * in, so that neither making namespaces nor entering them multiplies the
+ * limit: a uid 0 without capabilities that unshares a user namespace can
+ * only map its own kuid into it, and is charged as itself there.  As
+ * inc_ucount() charges every level up, a file charges, besides the kuid
+ * that opened it, the owner of each user namespace between the opener's
+ * and the initial one, each once and each against the same limit: the
+ * uids a user maps (65,536 subordinate uids by newuidmap) are distinct
+ * kuids, and hold together at most their owner's limit, and the owner's
+ * account shows what they hold.  The walk up stops at a namespace whose
+ * owner is the initial namespace's root: the containers root runs (Docker's
+ * remapped users, LXD, podman) are accounted as the persons their kuids
+ * are, where charging root for all of them would let one container exhaust
+ * the limit of all.  So root gives a container limits of its own by giving
+ * it kuids of its own, as isolated idmaps do; containers that share an
+ * idmap share its kuids' limits; and what a whole container may pin is its
+ * memory cgroup's to bound, which everything htw allocates for a user is
+ * charged to (GFP_KERNEL_ACCOUNT), these accounts included.
  *
- * struct htw_user lives while a file of its account, or an account of a
- * namespace below it, is open: htw_user_get() at open(), htw_user_put() at
- * close; an account holds a reference on its parent and on its namespace.
- * The table and the reference counts are protected by htw_users_lock (a
- * count only reaches zero under it, with the account's removal from the
- * table); the counters need no lock.
+ * Within one kuid, as for epoll, every process shares the limit, and a file
+ * passed to another process (by fork() or SCM_RIGHTS) stays charged to the
+ * persons its opener's were.  A file holds its list of them, struct
+ * htw_user, from open to close; an account lives while a list holds it.
+ * The table is an rhashtable keyed by kuid, whose buckets grow with it, so
+ * that no user can lengthen the chain another's open() walks; the table
+ * and each account's last reference are protected by htw_accounts_lock,
+ * the counters need no lock.
  */
 
 #include <kunit/visibility.h>
-#include <linux/hashtable.h>
 #include <linux/atomic.h>
+#include <linux/overflow.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/user_namespace.h>
 
 #include "htw_user.h"
 
-/**
- * struct htw_user - the memory one uid of one user namespace holds
- * @node: in htw_users, under htw_users_lock
- * @ns: the namespace, referenced; set before the account is in the table,
- *	never changed after
- * @uid: the user; the same
- * @refs: open files of the account, and accounts whose parent it is; it
- *	reaches zero only under htw_users_lock
- * @bytes: what the account holds, its namespaces' below included; atomic,
- *	no lock
- * @parent: the account of @ns's owner in @ns's parent, referenced; NULL
- *	in the initial namespace, and in a namespace root made; never changed
+/*
+ * The persons one file charges: its opener, and at most one owner a level
+ * of user namespaces (there are at most 32 levels below the initial one).
  */
-struct htw_user {
-	struct hlist_node node;
-	struct user_namespace *ns;
+#define HTW_USER_MAX_PAYERS	33
+
+/**
+ * struct htw_account - the memory one kuid holds
+ * @node: in htw_accounts, under htw_accounts_lock
+ * @uid: the person; the key, never changed
+ * @refs: the lists of payers that hold it; it reaches zero only under
+ *	htw_accounts_lock
+ * @bytes: what the account holds, that of the uids of the namespaces it
+ *	owns included; atomic, no lock
+ * @rcu: frees it after rhashtable's own lock-free walkers are done
+ */
+struct htw_account {
+	struct rhash_head node;
 	kuid_t uid;
 	refcount_t refs;
 	atomic_long_t bytes;
-	struct htw_user *parent;
+	struct rcu_head rcu;
 };
 
-#define HTW_USERS_BITS	7
-
-static DEFINE_HASHTABLE(htw_users, HTW_USERS_BITS);
-/*
- * Protects htw_users and each account's @node in it, and the last put of
- * an account's @refs.  Taken alone, never with another lock held, for an
- * O(1) look-up, insert or removal.
+/**
+ * struct htw_user - the persons a file charges, each once
+ * @nr: how many
+ * @accounts: the opener's account first, then the owners' from the
+ *	opener's namespace up; each referenced, fixed from open to close
  */
-static DEFINE_SPINLOCK(htw_users_lock);
+struct htw_user {
+	unsigned int nr;
+	struct htw_account *accounts[] __counted_by(nr);
+};
 
-static unsigned long htw_user_key(struct user_namespace *ns, kuid_t uid)
+static const struct rhashtable_params htw_accounts_params = {
+	.key_len		= sizeof(kuid_t),
+	.key_offset		= offsetof(struct htw_account, uid),
+	.head_offset		= offsetof(struct htw_account, node),
+	.automatic_shrinking	= true,
+};
+
+static struct rhashtable htw_accounts;
+/*
+ * Protects htw_accounts' membership and the last put of an account's
+ * @refs.  Taken alone, never with another lock held, for an O(1) look-up,
+ * insert or removal.
+ */
+static DEFINE_SPINLOCK(htw_accounts_lock);
+
+/* Take a reference on the account of @uid, if it has one. */
+static struct htw_account *__htw_account_find(kuid_t uid)
+	__must_hold(&htw_accounts_lock)
 {
-	return (unsigned long)ns ^ __kuid_val(uid);
+	struct htw_account *account;
+
+	lockdep_assert_held(&htw_accounts_lock);
+
+	account = rhashtable_lookup_fast(&htw_accounts, &uid,
+					 htw_accounts_params);
+	if (account)
+		refcount_inc(&account->refs);
+	return account;
 }
 
-static struct htw_user *__htw_user_find(struct user_namespace *ns,
-					kuid_t uid)
-	__must_hold(&htw_users_lock)
+static void htw_account_put(struct htw_account *account)
 {
-	struct htw_user *user;
+	spin_lock(&htw_accounts_lock);
+	if (!refcount_dec_and_test(&account->refs)) {
+		spin_unlock(&htw_accounts_lock);
+		return;
+	}
+	rhashtable_remove_fast(&htw_accounts, &account->node,
+			       htw_accounts_params);
+	spin_unlock(&htw_accounts_lock);
 
-	lockdep_assert_held(&htw_users_lock);
-
-	hash_for_each_possible(htw_users, user, node, htw_user_key(ns, uid))
-		if (user->ns == ns && uid_eq(user->uid, uid)) {
-			refcount_inc(&user->refs);
-			return user;
-		}
-	return NULL;
+	WARN_ON_ONCE(atomic_long_read(&account->bytes));
+	kfree_rcu(account, rcu);
 }
 
-static struct htw_user *htw_user_find(struct user_namespace *ns, kuid_t uid)
+/* The account of @uid, referenced and made if need be; NULL or ERR_PTR. */
+static struct htw_account *htw_account_get(kuid_t uid)
 {
-	struct htw_user *found;
+	struct htw_account *account, *found;
+	int ret;
 
-	spin_lock(&htw_users_lock);
-	found = __htw_user_find(ns, uid);
-	spin_unlock(&htw_users_lock);
-	return found;
+	spin_lock(&htw_accounts_lock);
+	found = __htw_account_find(uid);
+	spin_unlock(&htw_accounts_lock);
+	if (found)
+		return found;
+
+	/* The opener's memory cgroup pays for the entry. */
+	account = kzalloc(sizeof(*account), GFP_KERNEL_ACCOUNT);
+	if (!account)
+		return ERR_PTR(-ENOMEM);
+	account->uid = uid;
+	refcount_set(&account->refs, 1);
+
+	spin_lock(&htw_accounts_lock);
+	found = __htw_account_find(uid);
+	ret = found ? 0 : rhashtable_insert_fast(&htw_accounts, &account->node,
+						 htw_accounts_params);
+	spin_unlock(&htw_accounts_lock);
+	if (found || ret) {
+		kfree(account);
+		return found ?: ERR_PTR(ret);
+	}
+	return account;
+}
+
+static bool htw_payer_listed(const kuid_t *payers, unsigned int nr,
+			     kuid_t uid)
+{
+	while (nr--)
+		if (uid_eq(payers[nr], uid))
+			return true;
+	return false;
 }
 
 /**
- * htw_user_get() - take a reference on an account, creating it
- * @ns: the user namespace the uid was seen in (the opener's)
- * @uid: the user
+ * htw_user_get() - the persons a file opened by @uid in @ns charges
+ * @ns: the user namespace of the opener
+ * @uid: the opener
  *
- * Creates the accounts of the owners of @ns and of its ancestors too, as
- * need be (at most 32 levels of user namespaces).
+ * Takes a reference on the account of @uid and of the owner of each
+ * namespace from @ns up to the initial one, or up to one whose owner is
+ * the initial namespace's root, creating the accounts as need be.
  *
  * Context: Process context; may sleep.
- * Return: the account, or NULL if out of memory.
+ * Return: the list, or NULL if out of memory.
  */
 struct htw_user *htw_user_get(struct user_namespace *ns, kuid_t uid)
 {
-	struct htw_user *user, *found, *parent = NULL;
+	kuid_t payers[HTW_USER_MAX_PAYERS];
+	struct htw_account *account;
+	struct htw_user *user;
+	unsigned int nr = 0;
 
-	found = htw_user_find(ns, uid);
-	if (found)
-		return found;
-	/* A namespace root made is a domain of its own: see above. */
-	if (ns != &init_user_ns &&
-	    !(ns->parent == &init_user_ns && uid_eq(ns->owner, GLOBAL_ROOT_UID))) {
-		parent = htw_user_get(ns->parent, ns->owner);
-		if (!parent)
-			return NULL;
+	payers[nr++] = uid;
+	for (; ns != &init_user_ns; ns = ns->parent) {
+		/* A namespace root made is a domain of its own: see above. */
+		if (uid_eq(ns->owner, GLOBAL_ROOT_UID))
+			break;
+		if (htw_payer_listed(payers, nr, ns->owner))
+			continue;
+		if (WARN_ON_ONCE(nr == ARRAY_SIZE(payers)))
+			break;
+		payers[nr++] = ns->owner;
 	}
 
-	user = kzalloc(sizeof(*user), GFP_KERNEL);
-	if (!user) {
-		htw_user_put(parent);
+	user = kzalloc(struct_size(user, accounts, nr), GFP_KERNEL_ACCOUNT);
+	if (!user)
 		return NULL;
-	}
-	user->ns = get_user_ns(ns);
-	user->uid = uid;
-	user->parent = parent;
-	refcount_set(&user->refs, 1);
-
-	spin_lock(&htw_users_lock);
-	found = __htw_user_find(ns, uid);
-	if (!found)
-		hash_add(htw_users, &user->node, htw_user_key(ns, uid));
-	spin_unlock(&htw_users_lock);
-	if (found) {
-		put_user_ns(ns);
-		kfree(user);
-		htw_user_put(parent);
-		return found;
+	while (user->nr < nr) {
+		account = htw_account_get(payers[user->nr]);
+		if (IS_ERR(account)) {
+			htw_user_put(user);
+			return NULL;
+		}
+		user->accounts[user->nr++] = account;
 	}
 	return user;
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_user_get);
 
 /**
- * htw_user_put() - drop a reference taken by htw_user_get()
- * @user: the account, or NULL
+ * htw_user_put() - drop what htw_user_get() took
+ * @user: the list, or NULL
  *
- * The account goes when its last file closes, and the last account below
- * it; by then it holds no timer.  Its parent's reference goes with it.
+ * An account goes with the last list that holds it; by then it holds no
+ * timer.
  *
  * Context: Process context.
  */
 void htw_user_put(struct htw_user *user)
 {
-	struct htw_user *parent;
-
-	for (; user; user = parent) {
-		spin_lock(&htw_users_lock);
-		if (!refcount_dec_and_test(&user->refs)) {
-			spin_unlock(&htw_users_lock);
-			return;
-		}
-		hash_del(&user->node);
-		spin_unlock(&htw_users_lock);
-
-		WARN_ON_ONCE(atomic_long_read(&user->bytes));
-		parent = user->parent;
-		put_user_ns(user->ns);
-		kfree(user);
-	}
+	if (!user)
+		return;
+	while (user->nr)
+		htw_account_put(user->accounts[--user->nr]);
+	kfree(user);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_user_put);
 
 /* Count @nr more for one account, if it stays within @limit. */
-static bool htw_user_charge_one(struct htw_user *user, unsigned long nr,
-				unsigned long limit)
+static bool htw_account_charge(struct htw_account *account, unsigned long nr,
+			       unsigned long limit)
 {
-	long old = atomic_long_read(&user->bytes);
+	long old = atomic_long_read(&account->bytes);
 
 	do {
 		if (nr > limit || old > limit - nr)
 			return false;
-	} while (!atomic_long_try_cmpxchg(&user->bytes, &old, old + nr));
+	} while (!atomic_long_try_cmpxchg(&account->bytes, &old, old + nr));
 	return true;
 }
 
 /**
- * htw_user_charge() - count @nr more bytes for an account and its owners
- * @user: the account
+ * htw_user_charge() - count @nr more bytes for each person a file charges
+ * @user: the persons
  * @nr: bytes to count
  * @limit: the most bytes each account may hold
  *
  * Context: Any context.
- * Return: 0, or -ENOSPC (counting nothing) if the account, or the account
- * of the owner of its namespace or of any namespace above, would hold more
- * than @limit bytes.
+ * Return: 0, or -ENOSPC (counting nothing) if any of the accounts would
+ * hold more than @limit bytes.
  */
 int htw_user_charge(struct htw_user *user, unsigned long nr,
 		    unsigned long limit)
 {
-	struct htw_user *u, *full;
+	unsigned int i;
 
-	for (u = user; u; u = u->parent)
-		if (!htw_user_charge_one(u, nr, limit))
+	for (i = 0; i < user->nr; i++)
+		if (!htw_account_charge(user->accounts[i], nr, limit))
 			goto undo;
 	return 0;
 undo:
-	full = u;
-	for (u = user; u != full; u = u->parent)
-		atomic_long_sub(nr, &u->bytes);
+	while (i--)
+		atomic_long_sub(nr, &user->accounts[i]->bytes);
 	return -ENOSPC;
 }
 
 /**
- * htw_user_uncharge() - count @nr bytes fewer for an account and its owners
- * @user: the account
+ * htw_user_uncharge() - count @nr bytes fewer for each person a file charges
+ * @user: the persons
  * @nr: bytes released
  *
  * Context: Any context.
  */
 void htw_user_uncharge(struct htw_user *user, unsigned long nr)
 {
-	for (; user; user = user->parent)
-		atomic_long_sub(nr, &user->bytes);
+	unsigned int i;
+
+	for (i = 0; i < user->nr; i++)
+		atomic_long_sub(nr, &user->accounts[i]->bytes);
 }
 
 /**
- * htw_user_bytes() - how much memory an account holds
- * @user: the account
+ * htw_user_bytes() - how much memory the opener's account holds
+ * @user: the persons a file charges
  *
  * Context: Any context.
- * Return: bytes, those of the namespaces it owns included.
+ * Return: bytes, those of the namespaces the opener owns included.
  */
 unsigned long htw_user_bytes(struct htw_user *user)
 {
-	return atomic_long_read(&user->bytes);
+	return atomic_long_read(&user->accounts[0]->bytes);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_user_bytes);
+
+/**
+ * htw_user_init() - make the table of accounts
+ *
+ * Context: Module init.
+ * Return: 0, or -ENOMEM.
+ */
+int htw_user_init(void)
+{
+	return rhashtable_init(&htw_accounts, &htw_accounts_params);
+}
+
+/**
+ * htw_user_exit() - free the table of accounts, empty by then
+ *
+ * Context: Module exit, after the last file closed.
+ */
+void htw_user_exit(void)
+{
+	/* kfree_rcu() of the last accounts must be done with them. */
+	rcu_barrier();
+	rhashtable_destroy(&htw_accounts);
+}

@@ -153,9 +153,11 @@
  * @max_user_bytes: the most memory one user (the uid that opened the
  *	file) may pin with its timers across all of its contexts, in bytes:
  *	each timer counts its size, each context's wheels and id nodes the
- *	most memory they can take (version 4).  What the uids of a user
- *	namespace hold counts against its owner too, and so up to the initial
- *	namespace: mapping more uids does not multiply the limit
+ *	most memory they can take (version 4).  A user is a kuid, the same
+ *	in every namespace; what the uids of a user namespace hold counts
+ *	against its owner too, and so up to the initial namespace or one root
+ *	made: neither mapping more uids nor making namespaces multiplies the
+ *	limit
  * @user_bytes: what that user holds now, counted the same way, with what
  *	the uids of the namespaces it owns hold (version 4)
  */
