@@ -45,4 +45,13 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
 }
 #endif
 
+/*
+ * 6.9 said which machines' data caches alias, cpu_dcache_is_aliasing();
+ * before, a shared mapping's alignment did (SHMLBA above the page size).
+ */
+#ifndef HTW_HAVE_DCACHE_ALIASING
+#include <asm/shmparam.h>
+#define cpu_dcache_is_aliasing()	(SHMLBA > PAGE_SIZE)
+#endif
+
 #endif /* _HTW_COMPAT_H */

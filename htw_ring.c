@@ -70,29 +70,41 @@
  *
  * The shared memory
  * -----------------
- * The pages are allocated at setup, zeroed, charged to the memory cgroup
- * (GFP_KERNEL_ACCOUNT, and __GFP_RETRY_MAYFAIL so that a cgroup at its
- * limit fails the setup with -ENOMEM rather than call the OOM killer), and
- * to the user's account with the slots and the wheel.  The kernel reaches
- * them through one vmap(); the program maps them with vm_insert_pages(),
- * as io_uring maps its rings, in two parts: what the program writes, and,
- * read-only (VM_MAYWRITE cleared, so no mprotect() can make it writable),
- * what only the kernel writes, as BPF's ring buffer maps its producer's
- * page.  Each mapping holds the file, so ->release, which frees the pages,
- * runs only once every mapping is gone (the lesson of CVE-2024-0582 is to
- * free no page a mapping may still reach): close before munmap and munmap
- * before close both end the same way.  A mapping is VM_DONTEXPAND (no
- * mremap() grows it past the pages), never executable, and inherited by
- * fork() as shared memory: parent and child share the file and its slots.
- * A page another holder pinned (vmsplice(), O_DIRECT) outlives the file
- * and its account, as an io_uring ring's does; the memory cgroup still
- * holds it.
+ * The pages are one vmalloc() area, allocated at setup, zeroed, charged
+ * to the memory cgroup (GFP_KERNEL_ACCOUNT, and __GFP_RETRY_MAYFAIL so
+ * that a cgroup at its limit fails the setup with -ENOMEM rather than call
+ * the OOM killer), and to the user's account with the slots and the wheel,
+ * in whole pages, as vmalloc() takes them.  The program maps them in two
+ * parts: what the program writes, and, read-only (VM_MAYWRITE cleared, so
+ * no mprotect() can make it writable), what only the kernel writes, as
+ * BPF's ring buffer maps its producer's page.  A mapping's pages are
+ * handed to it by its fault handler, a page at a time, as ALSA maps a
+ * vmalloc()ed buffer: so a range the program zapped (MADV_DONTNEED,
+ * MADV_REMOVE) comes back, the same page with what it held, at the next
+ * touch, where a mapping filled once (vm_insert_pages(), as io_uring's)
+ * would raise SIGBUS until it is mapped again.  Each mapping holds the
+ * file, so ->release, which frees the pages, runs only once every mapping
+ * is gone (the lesson of CVE-2024-0582 is to free no page a mapping may
+ * still reach): close before munmap and munmap before close both end the
+ * same way.  A mapping is VM_DONTEXPAND (no mremap() grows it past the
+ * pages), never executable, and inherited by fork() as shared memory:
+ * parent and child share the file and its slots.  A page another holder
+ * pinned (vmsplice(), O_DIRECT) outlives the file and its account, as an
+ * io_uring ring's does; the memory cgroup still holds it.
  *
  * Ring timers need a 64-bit kernel, where a slot's word is read in one
- * load (a torn read could make a deadline nobody wrote), and a machine
- * whose data caches do not alias between the kernel's vmap() and the
- * program's mapping (x86, arm64; a VIPT-aliasing machine would need the
- * mappings coloured alike, as io_uring_get_unmapped_area() does).
+ * load, and a machine whose data caches do not alias between the kernel's
+ * mapping of a page and the program's (cpu_dcache_is_aliasing(): x86 and
+ * arm64 do not; an aliasing machine would need the mappings coloured
+ * alike, as io_uring_get_unmapped_area() does): elsewhere the setup fails
+ * with -EOPNOTSUPP.  The program must write a slot's word with one 64-bit
+ * store, as a 64-bit program does; a 32-bit program on a 64-bit kernel
+ * too (an atomic store of 8 bytes: cmpxchg8b, or an SSE move, on x86).
+ * Two 32-bit stores can be read half old, half new: a deadline nobody
+ * wrote, which the kernel takes as it takes any word, for that slot
+ * alone: the timer is delivered at the deadline the kernel holds, or
+ * placed again for that later one, never early, and no other slot, file
+ * or user is touched.
  *
  * Every word of the shared memory is hostile.  The kernel keeps its own
  * submission head and completion tail, publishes them (with a flag word
@@ -151,11 +163,16 @@
  * each call that posted completions (EPOLLET needs a wake for each
  * batch), and by a poll that left work due: the wheel told of it once,
  * and tells no more until a run, so whoever comes back must be told.
+ * Every poller hears each wake; of the waiters, only the first whose call
+ * can end (htw_ring_waiter_wake()), who, as it returns, passes the turn
+ * to the next if something is left (htw_ring_pass_turn()), as blocked
+ * readers of a file take turns: a mark wakes one thread, not the herd.
  * What a run posts is shown (@cq_published) before its mark comes off, so
  * that a look that finds the mark gone finds the completions.
  */
 
 #include <linux/atomic.h>
+#include <linux/cacheinfo.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/nospec.h>
@@ -235,10 +252,9 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
  * @time_offset: see &htw_ring_params.time_offset
  * @user: see &htw_ring_params.user
  * @charged: the bytes charged to @user
- * @pages: the shared pages: @rw_pages writable ones, then the read-only
- * @nr_pages: how many
+ * @nr_pages: the shared pages: @rw_pages writable ones, then the read-only
  * @rw_pages: how many of them the writable part has
- * @mem: their vmap()
+ * @mem: them, a vmalloc() area
  * @sq_tail_p: in the writable part, the program's submission tail
  * @cq_head_p: in the writable part, the program's completion head
  * @sqes: in the writable part, the submission entries
@@ -252,7 +268,8 @@ static_assert(!IS_ENABLED(CONFIG_64BIT) || sizeof(struct htw_rslot) == 64);
  * @due: %HTW_RING_DUE, set by the wake, cleared by htw_ring_unmark()
  *	(atomic bit operations)
  * @pollers: the file's poll queue (see &htw_ring_params.pollers)
- * @wqh: the waiters of HTW_IOC_RING_ENTER
+ * @wqh: the waiters of HTW_IOC_RING_ENTER, exclusive, each with its own
+ *	wake function (struct htw_ring_waiter)
  * @wakeups: times it woke them, for fdinfo (a mark's, in softirq, and a
  *	call's, under the lock)
  */
@@ -277,7 +294,6 @@ struct htw_ring {
 	struct htw_user *user;
 	unsigned long charged;
 
-	struct page **pages;
 	unsigned int nr_pages;
 	unsigned int rw_pages;
 	void *mem;
@@ -732,23 +748,78 @@ static int htw_ring_work(struct htw_ring *ring, u32 to_submit, u32 *done)
 	return ret;
 }
 
+/**
+ * struct htw_ring_waiter - a waiter of HTW_IOC_RING_ENTER
+ * @wq: on &htw_ring.wqh, exclusive
+ * @ring: the ring timers it waits for
+ * @min: the completions it waits for
+ */
+struct htw_ring_waiter {
+	struct wait_queue_entry wq;
+	struct htw_ring *ring;
+	u32 min;
+};
+
+/*
+ * A wake of the waiters wakes the first one with something to do, as one
+ * blocked reader of a file is woken (htw_ctx_wait()), not the herd; a
+ * waiter whose @min is not reached lets the wake go on to the next (a
+ * return of 0 does not count as the exclusive wake).  Under wqh.lock, in
+ * any context: it reads only what htw_ring_ready() reads.
+ */
+static int htw_ring_waiter_wake(struct wait_queue_entry *wq, unsigned int mode,
+				int sync, void *key)
+{
+	struct htw_ring_waiter *w = container_of(wq, struct htw_ring_waiter, wq);
+
+	if (!htw_ring_ready(w->ring, w->min))
+		return 0;
+	return autoremove_wake_function(wq, mode, sync, key);
+}
+
+/*
+ * A waiter returns, whatever way it ends: if something is left to do,
+ * the next waiter's turn.  The wake that woke this one may have been for
+ * that too.
+ */
+static void htw_ring_pass_turn(struct htw_ring *ring)
+{
+	if (htw_ring_ready(ring, 1))
+		wake_up(&ring->wqh);
+}
+
 /*
  * Wait until @min completions are unread, running the timers that come due
- * meanwhile.  Return 0, or -EINTR.
+ * meanwhile.  Whatever makes a waiter ready does so before it takes
+ * wqh.lock to wake, and the waiter looks after it is on the queue: no wake
+ * is lost.  Return 0, -EINTR on a signal.
  */
 static int htw_ring_wait(struct htw_ring *ring, u32 min)
 {
+	struct htw_ring_waiter w = { .ring = ring, .min = min };
+	int ret = 0;
 	u32 none;
-	int ret;
 
+	init_wait(&w.wq);
+	w.wq.func = htw_ring_waiter_wake;
 	while (htw_ring_unread(ring) < min) {
-		if (wait_event_interruptible(ring->wqh, htw_ring_ready(ring, min)))
-			return -EINTR;
+		prepare_to_wait_exclusive(&ring->wqh, &w.wq, TASK_INTERRUPTIBLE);
+		if (!htw_ring_ready(ring, min)) {
+			if (signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+			schedule();
+			continue;
+		}
+		finish_wait(&ring->wqh, &w.wq);
 		ret = htw_ring_work(ring, 0, &none);
 		if (ret)
-			return ret;
+			break;
 	}
-	return 0;
+	finish_wait(&ring->wqh, &w.wq);
+	htw_ring_pass_turn(ring);
+	return ret;
 }
 
 /**
@@ -853,25 +924,14 @@ static int htw_ring_layout(struct htw_ring_setup *s)
 	return 0;
 }
 
-/* Allocate, map and point into the shared memory. */
+/* Allocate and point into the shared memory. */
 static int htw_ring_alloc_pages(struct htw_ring *ring,
 				const struct htw_ring_setup *s)
 {
-	unsigned int i;
-
 	ring->rw_pages = s->rw_size >> PAGE_SHIFT;
 	ring->nr_pages = ring->rw_pages + (s->ro_size >> PAGE_SHIFT);
-	ring->pages = kvcalloc(ring->nr_pages, sizeof(*ring->pages),
-			       HTW_RING_GFP);
-	if (!ring->pages)
-		return -ENOMEM;
-	for (i = 0; i < ring->nr_pages; i++) {
-		ring->pages[i] = alloc_page(HTW_RING_GFP | __GFP_ZERO);
-		if (!ring->pages[i])
-			return -ENOMEM;
-		cond_resched();
-	}
-	ring->mem = vmap(ring->pages, ring->nr_pages, VM_MAP, PAGE_KERNEL);
+	ring->mem = __vmalloc(s->rw_size + s->ro_size,
+			      HTW_RING_VMALLOC_GFP);
 	if (!ring->mem)
 		return -ENOMEM;
 
@@ -886,13 +946,22 @@ static int htw_ring_alloc_pages(struct htw_ring *ring,
 	return 0;
 }
 
+/*
+ * The slots in whole pages, as vmalloc() gives them: asked for so, and
+ * charged so.  Never a huge mapping (kvmalloc() may round up to 2 MiB).
+ */
+static size_t htw_ring_slots_size(u32 nr_slots)
+{
+	return PAGE_ALIGN(size_mul(nr_slots, sizeof(struct htw_rslot)));
+}
+
 /* Allocate the kernel's half of each slot, every one IDLE. */
 static int htw_ring_alloc_slots(struct htw_ring *ring)
 {
 	u32 i;
 
-	ring->slots = kvcalloc(ring->nr_slots, sizeof(*ring->slots),
-			       HTW_RING_GFP);
+	ring->slots = __vmalloc(htw_ring_slots_size(ring->nr_slots),
+				HTW_RING_VMALLOC_GFP);
 	if (!ring->slots)
 		return -ENOMEM;
 	for (i = 0; i < ring->nr_slots; i++) {
@@ -906,20 +975,12 @@ static int htw_ring_alloc_slots(struct htw_ring *ring)
 /* Free what htw_ring_create() made, as far as it got. */
 static void htw_ring_free(struct htw_ring *ring)
 {
-	unsigned int i;
-
 	if (ring->wheel)
 		htw_wheel_stop(ring->wheel);
 	/* No run, no wake: the slots can go, then the wheel. */
-	kvfree(ring->slots);
+	vfree(ring->slots);
 	htw_wheel_destroy(ring->wheel);
-	if (ring->mem)
-		vunmap(ring->mem);
-	for (i = 0; ring->pages && i < ring->nr_pages && ring->pages[i]; i++) {
-		__free_page(ring->pages[i]);
-		cond_resched();
-	}
-	kvfree(ring->pages);
+	vfree(ring->mem);
 	if (ring->charged)
 		htw_user_uncharge(ring->user, ring->charged);
 	mutex_destroy(&ring->lock);
@@ -935,7 +996,8 @@ static void htw_ring_free(struct htw_ring *ring)
  * Context: Process context; may sleep.  Memory is charged to the caller's
  * memory cgroup, and to @params->user.
  * Return: the ring timers, or ERR_PTR(-EINVAL), ERR_PTR(-ENOSPC),
- * ERR_PTR(-ENOMEM), or ERR_PTR(-EOPNOTSUPP) on a 32-bit kernel.
+ * ERR_PTR(-ENOMEM), or ERR_PTR(-EOPNOTSUPP) on a 32-bit kernel or one
+ * whose data caches alias.
  */
 struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
 				 struct htw_ring_setup *setup)
@@ -945,8 +1007,11 @@ struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
 	size_t bytes;
 	int ret;
 
-	/* A slot's word must be read in one load. */
-	if (!IS_ENABLED(CONFIG_64BIT))
+	/*
+	 * A slot's word must be read in one load, and the kernel's mapping
+	 * of a page see what the program's does.
+	 */
+	if (!IS_ENABLED(CONFIG_64BIT) || cpu_dcache_is_aliasing())
 		return ERR_PTR(-EOPNOTSUPP);
 	/* What the kernel writes back must be zero: it may be read one day. */
 	if (setup->flags || setup->cq_entries || setup->rw_size ||
@@ -991,15 +1056,14 @@ struct htw_ring *htw_ring_create(const struct htw_ring_params *params,
 	}
 
 	/*
-	 * The account before the large allocations: the pages, the slots,
-	 * the wheel, and what points at them.
+	 * The account before the large allocations, as the allocators take
+	 * them: the pages and the slots in whole pages, the wheel, and the
+	 * ring itself as the slab rounds it.
 	 */
 	bytes = size_add(size_add(setup->rw_size, setup->ro_size),
-			 size_add(size_mul(ring->nr_slots, sizeof(*ring->slots)),
+			 size_add(htw_ring_slots_size(ring->nr_slots),
 				  htw_wheel_footprint(ring->wheel)));
-	bytes = size_add(bytes, sizeof(*ring) +
-			 ((setup->rw_size + setup->ro_size) >> PAGE_SHIFT) *
-			 sizeof(*ring->pages));
+	bytes = size_add(bytes, kmalloc_size_roundup(sizeof(*ring)));
 	if (ring->user) {
 		ret = htw_user_charge(ring->user, bytes,
 				      READ_ONCE(*params->max_user_bytes));
@@ -1032,32 +1096,65 @@ void htw_ring_destroy(struct htw_ring *ring)
 	htw_ring_free(ring);
 }
 
+/*
+ * Hand a mapping the page it touched, again after a zap.  The page is the
+ * vmalloc() area's, held by the mapping's own reference (get_page()), as
+ * vm_insert_page() would hold it; the area lives until ->release, after
+ * the last mapping.
+ */
+static vm_fault_t htw_ring_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct htw_ring *ring = vma->vm_private_data;
+	unsigned long first, pages, index;
+	struct page *page;
+
+	if (vma->vm_pgoff == HTW_RING_OFF_RW >> PAGE_SHIFT) {
+		first = 0;
+		pages = ring->rw_pages;
+	} else {
+		first = ring->rw_pages;
+		pages = ring->nr_pages - ring->rw_pages;
+	}
+	index = vmf->pgoff - vma->vm_pgoff;
+	if (index >= pages)
+		return VM_FAULT_SIGBUS;
+	page = vmalloc_to_page(ring->mem + ((first + index) << PAGE_SHIFT));
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct htw_ring_vm_ops = {
+	.fault	= htw_ring_fault,
+};
+
 /**
  * htw_ring_mmap() - map a part of the shared memory
  * @ring: the ring timers
  * @vma: the mapping: at %HTW_RING_OFF_RW or %HTW_RING_OFF_RO, shared, no
  *	longer than its part, and read-only for %HTW_RING_OFF_RO
  *
+ * The pages come at the first touch of each (htw_ring_fault()).
+ *
  * Context: Process context, with the mm's mmap_lock held for writing.
- * Return: 0, -EINVAL, -EPERM, or an error of vm_insert_pages().
+ * Return: 0, -EINVAL or -EPERM.
  */
 int htw_ring_mmap(struct htw_ring *ring, struct vm_area_struct *vma)
 {
-	unsigned long len = vma->vm_end - vma->vm_start, nr;
-	unsigned int first, pages;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	unsigned int pages;
 
 	/* Shared (a read-only file's shared mapping has VM_MAYSHARE only). */
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if (vma->vm_pgoff == HTW_RING_OFF_RW >> PAGE_SHIFT) {
-		first = 0;
 		pages = ring->rw_pages;
 	} else if (vma->vm_pgoff == HTW_RING_OFF_RO >> PAGE_SHIFT) {
 		if (vma->vm_flags & VM_WRITE)
 			return -EPERM;
 		/* Nor made writable later, by mprotect(). */
 		vm_flags_clear(vma, VM_MAYWRITE);
-		first = ring->rw_pages;
 		pages = ring->nr_pages - ring->rw_pages;
 	} else {
 		return -EINVAL;
@@ -1066,11 +1163,12 @@ int htw_ring_mmap(struct htw_ring *ring, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
 	vm_flags_clear(vma, VM_MAYEXEC);
-	nr = len >> PAGE_SHIFT;
-	if (nr > pages)
+	if (len >> PAGE_SHIFT > pages)
 		return -EINVAL;
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	return vm_insert_pages(vma, vma->vm_start, ring->pages + first, &nr);
+	vma->vm_ops = &htw_ring_vm_ops;
+	vma->vm_private_data = ring;
+	return 0;
 }
 
 /**

@@ -368,7 +368,30 @@ TEST(mappings_are_shared_within_their_part_and_the_kernels_read_only)
 		 HTW_RING_OFF_RW);
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(MAP_FAILED, mremap(p, s.rw_size, s.rw_size + PAGE, 0));
+	/* Nor makes mprotect() either part code. */
+	EXPECT_EQ(-1, mprotect(p, s.rw_size, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
 	EXPECT_EQ(0, munmap(p, s.rw_size));
+	close(fd);
+}
+
+/*
+ * A file open for writing only makes its ring timers, and can map neither
+ * part, as no file not open for reading is mapped.
+ */
+TEST(a_write_only_file_sets_up_but_maps_neither_part)
+{
+	struct htw_ring_setup s;
+	int fd = open(HTW_DEV, O_WRONLY | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup_ring(fd, 8, 8, &s));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, s.rw_size, PROT_WRITE, MAP_SHARED, fd,
+				   HTW_RING_OFF_RW));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, s.ro_size, PROT_READ, MAP_SHARED, fd,
+				   HTW_RING_OFF_RO));
+	EXPECT_EQ(EACCES, errno);
 	close(fd);
 }
 
@@ -686,6 +709,157 @@ TEST(enter_consumes_entries_before_posting_those_that_waited)
 	}
 	EXPECT_EQ(0, htw_fdinfo_value(fd, "ring_waiting"));
 	EXPECT_EQ(0, htw_fdinfo_value(fd, "ring_armed"));
+	htw_ring_unmap(&r);
+	close(fd);
+}
+
+/*
+ * The account charges what the kernel allocates: the slots in whole pages,
+ * so that a slot past a page of them costs a page.
+ */
+TEST(the_account_charges_the_slots_in_whole_pages)
+{
+	const __u32 slots[2] = { PAGE / 64, PAGE / 64 + 1 };
+	__u64 base = htw_user_bytes(), charge[2];
+	struct htw_ring_setup s[2];
+	int k, fd;
+
+	for (k = 0; k < 2; k++) {
+		fd = htw_open(O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, setup_ring(fd, slots[k], 256, &s[k]));
+		charge[k] = htw_user_bytes() - base;
+		close(fd);
+		ASSERT_EQ(base, htw_user_bytes());
+	}
+	/* The same shared memory, and the same wheel. */
+	ASSERT_EQ(s[0].rw_size, s[1].rw_size);
+	ASSERT_EQ(s[0].ro_size, s[1].ro_size);
+	EXPECT_EQ(PAGE, charge[1] - charge[0]);
+}
+
+/*
+ * A range of either part the program zapped comes back at the next touch:
+ * the same page, with what it held, and the ring works on.
+ */
+TEST_F(ring, a_zapped_mapping_comes_back_as_it_was)
+{
+	struct htw_cqe cqe;
+
+	self->r.slots[3] = 12345;
+	ASSERT_EQ(0, madvise(self->r.rw, self->r.rw_size, MADV_DONTNEED));
+	EXPECT_EQ(12345, self->r.slots[3]);
+	self->r.slots[3] = 0;
+	ASSERT_EQ(0, htw_ring_arm(&self->r, 0, 1, now() + 10 * MS));
+	ASSERT_EQ(1, htw_ring_submit(&self->r, 0));
+	ASSERT_EQ(0, madvise(self->r.ro, self->r.ro_size, MADV_DONTNEED));
+	ASSERT_EQ(1, reap_n(&self->r, &cqe, 1));
+	EXPECT_EQ(0, cqe.slot);
+	EXPECT_EQ(1, cqe.gen);
+}
+
+struct ring_waiter {
+	int fd;
+	__u32 min;
+	pid_t tid;
+	int ret;
+};
+
+static void *ring_waiter(void *arg)
+{
+	struct ring_waiter *w = arg;
+
+	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
+	w->ret = enter_ring(w->fd, 0, w->min, HTW_ENTER_GETEVENTS);
+	return NULL;
+}
+
+/* A field of /proc/self/task/@tid/status, or -1. */
+static long task_status(pid_t tid, const char *key)
+{
+	char path[64], line[128];
+	size_t len = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':')
+			v = strtol(line + len + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Start @w, and wait until it sleeps (in its call: it does nothing else). */
+static int start_waiter(pthread_t *th, struct ring_waiter *w)
+{
+	char path[64], stat[256], *state;
+	__u64 end = now() + HTW_WAIT_MS * MS;
+	FILE *f;
+
+	if (pthread_create(th, NULL, ring_waiter, w))
+		return -1;
+	while (!__atomic_load_n(&w->tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", w->tid);
+	while (now() < end) {
+		f = fopen(path, "re");
+		if (!f)
+			return -1;
+		state = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+		fclose(f);
+		if (state && state[1] == ' ' && state[2] == 'S')
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static void on_usr1(int sig)
+{
+}
+
+/*
+ * The waiters of HTW_IOC_RING_ENTER are woken one at a time, the first
+ * with something to do: a timer's expiry wakes the waiter queued first,
+ * which runs it; the completion it posts is not enough for the waiter of
+ * four behind it, which sleeps on, never woken.
+ */
+TEST(ring_waiters_are_woken_one_at_a_time)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct ring_waiter one = { .min = 1 }, four = { .min = 4 };
+	pthread_t th_one, th_four;
+	struct htw_ring r;
+	long switches;
+	int fd = htw_open(O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, htw_ring_map(fd, 8, 8, &r));
+	one.fd = fd;
+	four.fd = fd;
+	ASSERT_EQ(0, start_waiter(&th_one, &one));
+	ASSERT_EQ(0, start_waiter(&th_four, &four));
+	switches = task_status(four.tid, "voluntary_ctxt_switches");
+	ASSERT_LE(0, switches);
+
+	ASSERT_EQ(0, htw_ring_arm(&r, 0, 1, now() + 20 * MS));
+	ASSERT_EQ(1, htw_ring_submit(&r, 0));
+	ASSERT_EQ(0, pthread_join(th_one, NULL));
+	EXPECT_EQ(0, one.ret);
+	/* One expiry of the wheel: the wake was the mark. */
+	EXPECT_EQ(1, htw_fdinfo_value(fd, "wakes"));
+	/* Long enough for a wake that was coming to have come. */
+	usleep(100 * 1000);
+	EXPECT_EQ(switches, task_status(four.tid, "voluntary_ctxt_switches"));
+
+	ASSERT_EQ(0, pthread_kill(th_four, SIGUSR1));
+	ASSERT_EQ(0, pthread_join(th_four, NULL));
+	EXPECT_EQ(-EINTR, four.ret);
 	htw_ring_unmap(&r);
 	close(fd);
 }

@@ -342,6 +342,13 @@ struct htw_event {
  * - anything else: the timer is delivered, for the later of the deadline
  *   it holds and the word's (a value above %HTW_TIME_MAX counts as none).
  *
+ * The program writes the word with one 64-bit store; a 32-bit program too
+ * (an atomic store of 8 bytes, as C11's atomic_store() of a uint64_t).  A
+ * word written as two halves can be read half old, half new: a deadline
+ * nobody wrote, which the kernel takes as any word, so that the timer is
+ * delivered at the deadline the kernel holds or placed again for that
+ * later one, never early, and no other slot is touched.
+ *
  * The word is read once the completion ring has room for the timer's
  * completion: a timer whose deadline comes while the ring is full waits,
  * in order, and stores meanwhile still count.  A store the kernel reads
@@ -602,7 +609,7 @@ struct htw_ring_enter {
  *	memory, as &htw_ring_setup says, and write back their sizes and
  *	offsets.  %EBUSY: the file has them already.  %EINVAL: a size out of
  *	range, non-zero flags or out fields.  %EOPNOTSUPP: a 32-bit
- *	kernel.  %ENOSPC: its user would hold more than
+ *	kernel, or a machine whose data caches alias.  %ENOSPC: its user would hold more than
  *	&htw_info.max_user_bytes (the shared memory, 64 bytes of kernel
  *	memory a slot, and the wheel count).  %ENOMEM: out of memory (or the
  *	memory cgroup's limit).  Setups of one file made at once (threads, a
