@@ -46,6 +46,7 @@
 #include "htw_core.h"
 #include "htw_ctx.h"
 #include "htw_ring.h"
+#include "htw_pollers.h"
 #include "htw_user.h"
 
 static unsigned long long tick_ns = NSEC_PER_MSEC;
@@ -337,6 +338,9 @@ static void htw_show_fdinfo(struct seq_file *m, struct file *file)
 		wakeups += ring_wakeups;
 	}
 	seq_printf(m, "wakes:\t%llu\nwakeups:\t%llu\n", wakes, wakeups);
+	/* Wake-ups of more pollers than one hold of the lock wakes. */
+	seq_printf(m, "deferred_wakeups:\t%llu\n",
+		   htw_pollers_deferred(htw_ctx_pollers(ctx)));
 	if (!ring)
 		return;
 	htw_ring_counts(ring, &nr_slots, &nr_armed, &nr_waiting);

@@ -21,13 +21,16 @@
 #include <uapi/linux/htw.h>
 
 #include "htw_core.h"
+#include "htw_time.h"
+
+struct htw_pollers;
 
 struct htw_ctx;
 struct htw_user;
 
 /*
  * The clocks a context has a wheel for.  The wheel of CLOCK_REALTIME timers
- * runs on CLOCK_MONOTONIC: see "Wall-clock timers" in htw_ctx.c.
+ * runs on CLOCK_MONOTONIC: see htw_ctx_wall.c.
  */
 enum htw_ctx_clock {
 	HTW_CTX_MONOTONIC,
@@ -58,39 +61,6 @@ struct htw_ctx_params {
 	struct htw_user *user;
 	s64 time_offset[HTW_CTX_NR_CLOCKS];
 };
-
-/*
- * @t minus @offset, held within [0, %HTW_TIME_MAX]: a time moved from one
- * clock to another that is @offset ahead of it (a time namespace's, or the
- * wall clock's).  Saturating for every @t and @offset, so that no caller's
- * bad time can wrap into a time that is due, or never due.
- */
-static inline u64 htw_time_minus(u64 t, s64 offset)
-{
-	u64 sum;
-
-	if (offset >= 0)
-		return min_t(u64, t - min_t(u64, t, offset), HTW_TIME_MAX);
-	/* -(u64)offset is |offset|, S64_MIN included. */
-	if (check_add_overflow(t, -(u64)offset, &sum))
-		return HTW_TIME_MAX;
-	return min_t(u64, sum, HTW_TIME_MAX);
-}
-
-/*
- * @t plus @offset, held within [0, %HTW_TIME_MAX]: the way back of
- * htw_time_minus(), without negating an @offset that may be S64_MIN.
- */
-static inline u64 htw_time_plus(u64 t, s64 offset)
-{
-	u64 sum;
-
-	if (offset < 0)
-		return min_t(u64, t - min_t(u64, t, -(u64)offset), HTW_TIME_MAX);
-	if (check_add_overflow(t, (u64)offset, &sum))
-		return HTW_TIME_MAX;
-	return min_t(u64, sum, HTW_TIME_MAX);
-}
 
 int htw_ctx_init(void);
 void htw_ctx_exit(void);
@@ -144,7 +114,7 @@ ssize_t htw_ctx_read(struct htw_ctx *ctx, struct iov_iter *to,
 		     unsigned int flags);
 __poll_t htw_ctx_poll(struct htw_ctx *ctx, struct file *file,
 		      struct poll_table_struct *wait);
-wait_queue_head_t *htw_ctx_pollers(struct htw_ctx *ctx);
+struct htw_pollers *htw_ctx_pollers(struct htw_ctx *ctx);
 void htw_ctx_counts(struct htw_ctx *ctx, u32 *nr_timers, u32 *nr_queued);
 void htw_ctx_clock_was_set(struct htw_ctx *ctx);
 void htw_ctx_set_real_offset(struct htw_ctx *ctx, s64 offset);

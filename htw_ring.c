@@ -148,11 +148,11 @@
  * each under one hold of the wheel's lock (htw_wheel_lock()): one lock,
  * one interrupt state and one look at the hrtimer a group, not an entry.
  * Nothing in a group sleeps or faults: the entries and the completions are
- * kernel memory (the vmap() below).
+ * kernel memory (the vmalloc() area below).
  *
  * Lock order: ring->lock, then the wheel's lock; ring->lock, then the lock
  * of a wait queue it wakes (ring->wqh, or the file's poll queue, which is
- * the context's ctx->wqh: the context never holds its lock around a call
+ * the context's, struct htw_pollers: the context never holds its lock around a call
  * of the ring timers, nor calls them at all).  Nothing takes ring->lock
  * under another lock; ->mmap, which runs under mmap_lock, takes none.
  *
@@ -183,11 +183,18 @@
 #include <linux/wait.h>
 
 #include "htw_compat.h"
-#include "htw_ctx.h"
+#include "htw_pollers.h"
 #include "htw_ring.h"
+#include "htw_time.h"
 #include "htw_user.h"
 
 #define HTW_RING_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL)
+/*
+ * The large allocations: zeroed, and quiet, as kvmalloc() is: a setup a
+ * user sized past what the machine has fails with -ENOMEM, and fills no
+ * log.
+ */
+#define HTW_RING_VMALLOC_GFP	(HTW_RING_GFP | __GFP_ZERO | __GFP_NOWARN)
 
 /* The states of a slot: see "The model" above. */
 enum htw_rslot_state {
@@ -308,7 +315,7 @@ struct htw_ring {
 
 	u32 cq_published;
 	unsigned long due;
-	wait_queue_head_t *pollers;
+	struct htw_pollers *pollers;
 	wait_queue_head_t wqh;
 	atomic64_t wakeups;
 };
@@ -328,7 +335,7 @@ size_t htw_ring_slot_cost(void)
 static void htw_ring_wake_all(struct htw_ring *ring)
 {
 	atomic64_inc(&ring->wakeups);
-	wake_up_poll(ring->pollers, EPOLLIN | EPOLLRDNORM);
+	htw_pollers_wake(ring->pollers);
 	wake_up(&ring->wqh);
 }
 

@@ -21,6 +21,7 @@
 
 #include "htw_core.h"
 
+struct htw_pollers;
 struct htw_ring;
 struct htw_user;
 
@@ -48,7 +49,7 @@ struct htw_ring_params {
 	s64 time_offset;
 	struct htw_user *user;
 	const unsigned long *max_user_bytes;
-	wait_queue_head_t *pollers;
+	struct htw_pollers *pollers;
 };
 
 struct htw_ring *htw_ring_create(const struct htw_ring_params *params,

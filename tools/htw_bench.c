@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 #include <libhtw.h>
 
 #include "htw_bench_common.h"
+#include "htw_procstat.h"
 
 #define BATCH		4096
 /* How long to wait for an event that must come, before calling it lost. */
@@ -475,14 +477,11 @@ static double wakeups_periodic(unsigned int files)
 /* CPU time spent in softirq so far, all CPUs, in ms (/proc/stat). */
 static double softirq_ms(void)
 {
-	unsigned long long v[7] = {};
-	FILE *f = fopen("/proc/stat", "re");
+	unsigned long long t[HTW_CPU_TIMES];
 
-	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-			 &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) != 7)
+	if (htw_cpu_times(t) <= HTW_CPU_SOFTIRQ)
 		die("/proc/stat");
-	fclose(f);
-	return v[6] * 1000.0 / sysconf(_SC_CLK_TCK);
+	return t[HTW_CPU_SOFTIRQ] * 1000.0 / sysconf(_SC_CLK_TCK);
 }
 
 /*
@@ -515,6 +514,93 @@ static double close_time(unsigned int n)
 	t0 = now_ns();
 	close(fd);
 	return (now_ns() - t0) / 1e6;
+}
+
+/* A sleeper of 1 ms steps: the most any step overslept, until @stop. */
+struct holdoff {
+	int stop;
+	__u64 worst;
+};
+
+static void *holdoff_sleeper(void *arg)
+{
+	struct timespec step = { .tv_nsec = NSEC_PER_MSEC };
+	struct holdoff *h = arg;
+	__u64 t, d;
+
+	while (!__atomic_load_n(&h->stop, __ATOMIC_RELAXED)) {
+		t = now_ns();
+		nanosleep(&step, NULL);
+		d = now_ns() - t;
+		if (d > NSEC_PER_MSEC && d - NSEC_PER_MSEC > h->worst)
+			h->worst = d - NSEC_PER_MSEC;
+	}
+	return NULL;
+}
+
+/*
+ * The most a 1 ms sleeper on CPU 0 oversleeps while one expiry of @fd,
+ * armed by @arm on CPU 0, wakes @items edge-triggered epoll items that
+ * watch it: the hold-off one user's epoll items put on another's thread.
+ * In ms.  Closes @fd.
+ */
+static double holdoff_ms(int fd, unsigned int items, void (*arm)(int fd))
+{
+	struct holdoff h = { .stop = 0 };
+	int *dups = zalloc(items * sizeof(*dups));
+	cpu_set_t cpus, cpu0;
+	unsigned int i;
+	pthread_t th;
+	int ep;
+
+	check_errno(sched_getaffinity(0, sizeof(cpus), &cpus), "sched_getaffinity");
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	check_errno(sched_setaffinity(0, sizeof(cpu0), &cpu0), "sched_setaffinity");
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	check_errno(ep, "epoll_create1");
+	for (i = 0; i < items; i++) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+
+		dups[i] = dup(fd);
+		check_errno(dups[i], "dup");
+		check_errno(epoll_ctl(ep, EPOLL_CTL_ADD, dups[i], &ev), "epoll_ctl");
+	}
+	check(-pthread_create(&th, NULL, holdoff_sleeper, &h), "pthread_create");
+	arm(fd);
+	/* The expiry comes 50 ms after the arm; 150 ms more to be through. */
+	usleep(200000);
+	__atomic_store_n(&h.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	for (i = 0; i < items; i++)
+		close(dups[i]);
+	free(dups);
+	close(ep);
+	close(fd);
+	check_errno(sched_setaffinity(0, sizeof(cpus), &cpus), "sched_setaffinity");
+	return h.worst / 1e6;
+}
+
+static void arm_htw_soon(int fd)
+{
+	struct htw_timer_spec spec = { .expires = 50 * NSEC_PER_MSEC };
+
+	check(htw_arm(fd, &spec), "arm");
+}
+
+static void arm_timerfd_soon(int fd)
+{
+	struct itimerspec its = { .it_value.tv_nsec = 50 * NSEC_PER_MSEC };
+
+	check_errno(timerfd_settime(fd, 0, &its, NULL), "timerfd_settime");
+}
+
+static int timerfd_open(void)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+
+	check_errno(fd, "timerfd_create");
+	return fd;
 }
 
 #define ROUNDS(expr_htw, expr_anchor, measure, unit)			\
@@ -621,6 +707,10 @@ int main(int argc, char **argv)
 	       "hrtimer_softirqs_1000_files_vs_one", "softirqs/s");
 	ROUNDS(unread_softirq_ms(10 * expiries), -1,
 	       "softirq_time_unread_10x_timers_due", "ms");
+	/* A file that 20,000 epoll items watch, one expiry: a CPU held? */
+	ROUNDS(holdoff_ms(htw_open_dev(), smoke ? 100 : 20000, arm_htw_soon),
+	       holdoff_ms(timerfd_open(), smoke ? 100 : 20000, arm_timerfd_soon),
+	       "sleeper_holdoff_20000_epoll_items", "ms");
 	memory_per_timer(10 * expiries, expiries, &h, &a);
 	report("kernel_memory_per_timer", h, a, "bytes");
 	if (!smoke) {
