@@ -19,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "htw_user.h"
+#include "../../tools/htw_procstat.h"
 
 #define MS			NSEC_PER_MSEC
 #define NOBODY			65534
@@ -137,18 +138,12 @@ TEST(parked_periodic_timer_counts_the_periods_that_passed)
 	close(fd);
 }
 
-static __u64 cpu_field(int field)
+/* A field of /proc/stat's "cpu" line, or 0 if it has fewer than 8. */
+static __u64 cpu_field(enum htw_cpu_time field)
 {
-	unsigned long long v[8] = {};
-	FILE *f = fopen("/proc/stat", "re");
+	unsigned long long t[HTW_CPU_TIMES];
 
-	if (!f)
-		return 0;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
-		v[field] = 0;
-	fclose(f);
-	return v[field];
+	return htw_cpu_times(t) == HTW_CPU_TIMES ? t[field] : 0;
 }
 
 static __u64 cpu_total(void)
@@ -156,7 +151,7 @@ static __u64 cpu_total(void)
 	__u64 t = 0;
 	int i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < HTW_CPU_TIMES; i++)
 		t += cpu_field(i);
 	return t;
 }
@@ -185,7 +180,7 @@ static int victim(__u64 *out)
 	fd = htw_open(O_CLOEXEC);
 	if (fd < 0)
 		return 1;
-	sirq0 = cpu_field(6);
+	sirq0 = cpu_field(HTW_CPU_SOFTIRQ);
 	total0 = cpu_total();
 	/*
 	 * One batch, well before the first expiry (a debug kernel takes tens
@@ -213,7 +208,7 @@ static int victim(__u64 *out)
 			late[got++] = ev[i].fired - ev[i].expires;
 		}
 	}
-	out[2] = (cpu_field(6) - sirq0) * 1000 / (cpu_total() - total0 ?: 1);
+	out[2] = (cpu_field(HTW_CPU_SOFTIRQ) - sirq0) * 1000 / (cpu_total() - total0 ?: 1);
 	qsort(late, NR_VICTIM, sizeof(late[0]), cmp_u64);
 	out[0] = late[NR_VICTIM * 99 / 100];
 	out[1] = late[NR_VICTIM - 1];
