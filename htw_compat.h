@@ -46,12 +46,14 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
 #endif
 
 /*
- * 6.9 said which machines' data caches alias, cpu_dcache_is_aliasing();
- * before, a shared mapping's alignment did (SHMLBA above the page size).
+ * 6.9 said which machines' data caches alias, cpu_dcache_is_aliasing().
+ * Before, nothing says it for every machine (SHMLBA does not: parisc
+ * aliases with SHMLBA at the page size, and many MIPS do not alias with a
+ * larger one), so only the machines known not to alias are let through.
  */
 #ifndef HTW_HAVE_DCACHE_ALIASING
-#include <asm/shmparam.h>
-#define cpu_dcache_is_aliasing()	(SHMLBA > PAGE_SIZE)
+#define cpu_dcache_is_aliasing()	\
+	(!IS_ENABLED(CONFIG_X86) && !IS_ENABLED(CONFIG_ARM64))
 #endif
 
 #endif /* _HTW_COMPAT_H */

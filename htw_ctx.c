@@ -73,11 +73,13 @@
  * The pollers' lock, ctx->pollers.wqh.lock (the poll queue's spinlock,
  * taken with interrupts disabled), protects the event queue and each
  * timer's event record; the callbacks take it, as timerfd's do.  A wake
- * of the pollers goes through a chunk of them a hold of it, the rest in
- * process context (htw_pollers.c), so that no user's epoll items hold a
- * CPU in the hrtimer's softirq.  ctx->rwq.lock, the lock of the queue
- * where readers block, nests inside it, and only the scheduler's locks
- * (of a wake-up) inside itself.
+ * of the pollers goes through a chunk of them a hold of it (htw_pollers.c):
+ * a mark's, in the hrtimer's softirq, the first chunk, and a work item the
+ * rest; a call's, all of them, in the caller's context, after the events
+ * are queued and the lock let go.  So no user's epoll items hold a CPU
+ * in the softirq, and the walks a user's calls make are that user's.
+ * ctx->rwq.lock, the lock of the queue where readers block, nests inside
+ * it, and only the scheduler's locks (of a wake-up) inside itself.
  *
  * htw_wall_lock (a spinlock) protects changes to htw_wall_ctxs, the
  * contexts that have a wall-clock wheel, and each context's @wall_node in
@@ -126,22 +128,49 @@ struct kmem_cache *htw_utimer_cache;
  */
 #define HTW_CTX_ERASE_CHUNK	256U
 
-/* Wake the file's pollers, and count it (fdinfo's wakeups). */
-static void __htw_ctx_wake_pollers(struct htw_ctx *ctx)
+/*
+ * New work, from a mark (the hrtimer's softirq, or the walk after a set of
+ * the wall clock): wake the file's pollers, those past the first chunk in
+ * a work item, and one of its blocked readers; count it (fdinfo's
+ * wakeups).
+ */
+static void __htw_ctx_wake_up(struct htw_ctx *ctx)
 	__must_hold(&ctx->pollers.wqh.lock)
 {
 	lockdep_assert_held(&ctx->pollers.wqh.lock);
 
 	ctx->wakeups++;
 	__htw_pollers_wake(&ctx->pollers);
+	wake_up(&ctx->rwq);
 }
 
-/* New work: wake the file's pollers and one of its blocked readers. */
-void __htw_ctx_wake_up(struct htw_ctx *ctx)
-	__must_hold(&ctx->pollers.wqh.lock)
+/*
+ * Wake the file's pollers, all of them here, in the caller's context, which
+ * made the work and pays for the walk; and, for new work (@reader), one of
+ * its blocked readers.
+ */
+static void htw_ctx_wake_here(struct htw_ctx *ctx, bool reader)
 {
-	__htw_ctx_wake_pollers(ctx);
-	wake_up(&ctx->rwq);
+	spin_lock_irq(&ctx->pollers.wqh.lock);
+	ctx->wakeups++;
+	spin_unlock_irq(&ctx->pollers.wqh.lock);
+	htw_pollers_wake_sync(&ctx->pollers);
+	if (reader)
+		wake_up(&ctx->rwq);
+}
+
+/**
+ * htw_ctx_wake_up() - new work from a call: wake the pollers and a reader
+ * @ctx: the context
+ *
+ * Events given back, or queued by a set of the wall clock, made after they
+ * are queued, under no spinlock.
+ *
+ * Context: Process context; may sleep.
+ */
+void htw_ctx_wake_up(struct htw_ctx *ctx)
+{
+	htw_ctx_wake_here(ctx, true);
 }
 
 /*
@@ -167,9 +196,7 @@ void htw_ctx_mark(struct htw_ctx *ctx, int bit, u64 now)
  */
 void htw_ctx_wake_pollers(struct htw_ctx *ctx)
 {
-	spin_lock_irq(&ctx->pollers.wqh.lock);
-	__htw_ctx_wake_pollers(ctx);
-	spin_unlock_irq(&ctx->pollers.wqh.lock);
+	htw_ctx_wake_here(ctx, false);
 }
 
 /*
@@ -540,8 +567,14 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 			/* Index 0 of an XA_FLAGS_ALLOC1 array holds this. */
 			if (!xa_is_zero(ut))
 				htw_ctx_batch_free(&batch, ut);
+			/*
+			 * Go on from the next index: not xas_pause(), which,
+			 * after a store that freed the node, steps from its
+			 * parent, and in some kernels (6.12) past the next
+			 * node's first indices.
+			 */
 			if (++erased == HTW_CTX_ERASE_CHUNK) {
-				xas_pause(&xas);
+				xas_set(&xas, xas.xa_index + 1);
 				break;
 			}
 		}

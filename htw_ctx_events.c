@@ -220,9 +220,9 @@ static void htw_ctx_give_back(struct htw_ctx *ctx, struct list_head *taken,
 		htw_utimer_of_link(link)->queued = true;
 	list_splice_init(taken, &ctx->events);
 	WRITE_ONCE(ctx->nr_queued, ctx->nr_queued + nr_taken);
-	/* A poller may have found the queue empty meanwhile, and slept. */
-	__htw_ctx_wake_up(ctx);
 	spin_unlock_irq(&ctx->pollers.wqh.lock);
+	/* A poller may have found the queue empty meanwhile, and slept. */
+	htw_ctx_wake_up(ctx);
 }
 
 /*

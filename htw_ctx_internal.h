@@ -256,7 +256,7 @@ static inline bool htw_utimer_placed_for(struct htw_utimer *ut, s64 offset)
 }
 
 /* htw_ctx.c */
-void __htw_ctx_wake_up(struct htw_ctx *ctx);
+void htw_ctx_wake_up(struct htw_ctx *ctx);
 void htw_ctx_batch_flush(struct htw_ctx_batch *batch);
 void htw_ctx_batch_free(struct htw_ctx_batch *batch,
 			struct htw_utimer *ut);

@@ -75,7 +75,8 @@ static DEFINE_SPINLOCK(htw_wall_lock);
  * Mark each context with wall-clock timers, one a hold of htw_wall_lock:
  * the cursor, in the list after the context last marked, is where the walk
  * goes on, whoever joined or left meanwhile.  The work item never runs
- * twice at once, so one cursor is all the list ever holds.
+ * twice at once, so one cursor is all the list ever holds; it is a bare
+ * list_head, not a context, and this is the one walk of the list.
  */
 static void htw_wall_set_fn(struct work_struct *work)
 {
@@ -118,7 +119,10 @@ static struct notifier_block htw_wall_nb = {
 	.notifier_call = htw_wall_notify,
 };
 
-/* A set of the wall clock cancelled an idle timer: queue its last event. */
+/*
+ * A set of the wall clock cancelled an idle timer: queue its last event.
+ * The caller wakes the waiters, once for all it cancelled.
+ */
 static void htw_utimer_cancel_by_set(struct htw_ctx *ctx,
 				     struct htw_utimer *ut)
 	__must_hold(&ctx->lock)
@@ -132,7 +136,6 @@ static void htw_utimer_cancel_by_set(struct htw_ctx *ctx,
 	ut->count = 0;
 	ut->fired = now;
 	__htw_utimer_queue(ctx, ut);
-	__htw_ctx_wake_up(ctx);
 	spin_unlock_irq(&ctx->pollers.wqh.lock);
 }
 
@@ -140,6 +143,7 @@ void __htw_ctx_clock_was_set(struct htw_ctx *ctx)
 	__must_hold(&ctx->lock)
 {
 	struct htw_wheel *wheel = ctx->wheel[HTW_CTX_REALTIME];
+	bool cancelled = false;
 	struct htw_utimer *ut;
 	unsigned long slot;
 	s64 offset;
@@ -174,12 +178,15 @@ void __htw_ctx_clock_was_set(struct htw_ctx *ctx)
 			continue;
 		if (ut->flags & HTW_UT_CANCEL_ON_SET) {
 			htw_utimer_cancel_by_set(ctx, ut);
+			cancelled = true;
 			continue;
 		}
 		/* The wheel has every level: this cannot fail. */
 		WARN_ON_ONCE(htw_add(&ut->timer, htw_time_minus(ut->expires, offset),
 				     0, HTW_MODE_ABS));
 	}
+	if (cancelled)
+		htw_ctx_wake_up(ctx);
 }
 
 /**

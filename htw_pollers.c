@@ -12,11 +12,14 @@
  * longest walks it had, those of the page wait queues, with bookmarks,
  * since removed (6.7).  Here a wake-up walks the queue with a cursor of
  * its own, an entry that wakes nothing: HTW_POLLERS_CHUNK entries a hold
- * of the lock, the first chunk where the wake-up was called, the rest in a
- * work item, in process context, with the scheduler looked at between
- * chunks.  A queue of a few pollers, as most are, is woken at once and
- * whole, as wake_up_locked_poll() would; a long one keeps its CPU a chunk
- * at a time, and its later pollers hear of the wake-up a little later.
+ * of the lock, with the scheduler looked at between chunks.  A caller that
+ * may sleep walks the whole queue itself (htw_pollers_wake_sync()), so
+ * that the work a user makes is done, and paid for, by that user; one
+ * that may not (the hrtimer's softirq, a holder of a spinlock) walks the
+ * first chunk, and a work item the rest (htw_pollers_wake()).  A queue of
+ * a few pollers, as most are, is woken at once and whole, as
+ * wake_up_locked_poll() would; a long one keeps its CPU a chunk at a time,
+ * and its later pollers hear of the wake-up a little later.
  *
  * The promises of wake_up_locked_poll(): every entry on the queue when the
  * wake-up was called is woken with EPOLLIN | EPOLLRDNORM, non-exclusive
@@ -29,11 +32,13 @@
  *
  * Locking: @wqh.lock, taken with interrupts off, protects the cursor,
  * @again and @deferred; the entries' wake functions run under it, as under
- * wake_up_locked_poll().  The cursor is on the queue exactly while @work
- * is queued or running, or its caller holds the lock: the walk that takes
- * it off is the one that would queue @work.  An entry removed while the
- * lock is dropped (epoll_ctl(EPOLL_CTL_DEL), a poll() that returns) is
- * unlinked from around the cursor, which is the walk's own.
+ * wake_up_locked_poll().  The cursor is on the queue while a walk goes
+ * through: a caller of htw_pollers_wake_sync() between its chunks, or
+ * @work, queued or running, until its last chunk takes the cursor off.  A
+ * wake-up that finds it there leaves the walk to that one (@again).  An
+ * entry removed while the lock is dropped (epoll_ctl(EPOLL_CTL_DEL), a
+ * poll() that returns) is unlinked from around the cursor, which is the
+ * walk's own.
  */
 
 #include <linux/lockdep.h>
@@ -132,7 +137,8 @@ void htw_pollers_exit(struct htw_pollers *p)
 }
 
 /**
- * __htw_pollers_wake() - wake the pollers, the first chunk now
+ * __htw_pollers_wake() - wake the pollers, the first chunk now, the rest
+ *	in a work item
  * @p: the queue
  *
  * Context: Any context, with @p->wqh.lock held and interrupts off.
@@ -172,7 +178,8 @@ u64 htw_pollers_deferred(struct htw_pollers *p)
 }
 
 /**
- * htw_pollers_wake() - wake the pollers, the first chunk now
+ * htw_pollers_wake() - wake the pollers, the first chunk now, the rest in
+ *	a work item
  * @p: the queue
  *
  * Context: Any context.
@@ -184,4 +191,30 @@ void htw_pollers_wake(struct htw_pollers *p)
 	spin_lock_irqsave(&p->wqh.lock, flags);
 	__htw_pollers_wake(p);
 	spin_unlock_irqrestore(&p->wqh.lock, flags);
+}
+
+/**
+ * htw_pollers_wake_sync() - wake the pollers, all of them, here
+ * @p: the queue
+ *
+ * A chunk a hold of the lock, with the scheduler looked at between; if
+ * another walk goes through, it starts over for this one once through.
+ *
+ * Context: Process context; may sleep; no spinlock held.
+ */
+void htw_pollers_wake_sync(struct htw_pollers *p)
+{
+	spin_lock_irq(&p->wqh.lock);
+	if (!list_empty(&p->cursor.entry)) {
+		p->again = true;
+		goto out_unlock;
+	}
+	list_add(&p->cursor.entry, &p->wqh.head);
+	while (__htw_pollers_walk(p)) {
+		spin_unlock_irq(&p->wqh.lock);
+		cond_resched();
+		spin_lock_irq(&p->wqh.lock);
+	}
+out_unlock:
+	spin_unlock_irq(&p->wqh.lock);
 }

@@ -18,7 +18,7 @@
  *	next entry to wake, while one goes through, else not on any list
  * @again: a wake-up came while one was going through: once that one is
  *	through, it starts over from the head
- * @work: goes on with a wake-up the caller could not finish
+ * @work: goes on with a wake-up whose caller could not sleep
  * @deferred: wake-ups that went on in @work, for fdinfo; under @wqh.lock
  */
 struct htw_pollers {
@@ -33,6 +33,7 @@ void htw_pollers_init(struct htw_pollers *p);
 void htw_pollers_exit(struct htw_pollers *p);
 void __htw_pollers_wake(struct htw_pollers *p);
 void htw_pollers_wake(struct htw_pollers *p);
+void htw_pollers_wake_sync(struct htw_pollers *p);
 u64 htw_pollers_deferred(struct htw_pollers *p);
 
 #endif /* _HTW_POLLERS_H */

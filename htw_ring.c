@@ -96,7 +96,8 @@
  * load, and a machine whose data caches do not alias between the kernel's
  * mapping of a page and the program's (cpu_dcache_is_aliasing(): x86 and
  * arm64 do not; an aliasing machine would need the mappings coloured
- * alike, as io_uring_get_unmapped_area() does): elsewhere the setup fails
+ * alike, as io_uring_get_unmapped_area() does; before 6.9, which cannot
+ * tell, only x86 and arm64 are let through): elsewhere the setup fails
  * with -EOPNOTSUPP.  The program must write a slot's word with one 64-bit
  * store, as a 64-bit program does; a 32-bit program on a 64-bit kernel
  * too (an atomic store of 8 bytes: cmpxchg8b, or an SSE move, on x86).
@@ -331,22 +332,28 @@ size_t htw_ring_slot_cost(void)
 	return sizeof(struct htw_rslot);
 }
 
-/* Wake the file's pollers and the waiters of HTW_IOC_RING_ENTER. */
+/*
+ * Wake the file's pollers, all of them here, and the waiters of
+ * HTW_IOC_RING_ENTER: from a call, whose caller pays for the walk.
+ */
 static void htw_ring_wake_all(struct htw_ring *ring)
 {
 	atomic64_inc(&ring->wakeups);
-	htw_pollers_wake(ring->pollers);
+	htw_pollers_wake_sync(ring->pollers);
 	wake_up(&ring->wqh);
 }
 
 /*
  * The wheel's hrtimer found timers due (softirq): mark the ring due and
- * wake its pollers and waiters; they run it.
+ * wake its pollers (a chunk here, the rest in a work item) and waiters;
+ * they run it.
  */
 static void htw_ring_mark(struct htw_ring *ring)
 {
 	set_bit(HTW_RING_DUE, &ring->due);
-	htw_ring_wake_all(ring);
+	atomic64_inc(&ring->wakeups);
+	htw_pollers_wake(ring->pollers);
+	wake_up(&ring->wqh);
 }
 
 static void htw_ring_wake(struct htw_wheel *wheel, u64 now)
@@ -1104,29 +1111,29 @@ void htw_ring_destroy(struct htw_ring *ring)
 }
 
 /*
- * Hand a mapping the page it touched, again after a zap.  The page is the
- * vmalloc() area's, held by the mapping's own reference (get_page()), as
- * vm_insert_page() would hold it; the area lives until ->release, after
- * the last mapping.
+ * Hand a mapping the page it touched, again after a zap.  The part and the
+ * page are the file offset's (@vmf->pgoff), never the mapping's start: a
+ * mapping split by munmap() or mprotect() starts anywhere within its part.
+ * The page is the vmalloc() area's, held by the mapping's own reference
+ * (get_page()), as vm_insert_page() would hold it; the area lives until
+ * ->release, after the last mapping.
  */
 static vm_fault_t htw_ring_fault(struct vm_fault *vmf)
 {
-	struct vm_area_struct *vma = vmf->vma;
-	struct htw_ring *ring = vma->vm_private_data;
-	unsigned long first, pages, index;
+	struct htw_ring *ring = vmf->vma->vm_private_data;
+	unsigned long index = vmf->pgoff;
+	unsigned long ro = HTW_RING_OFF_RO >> PAGE_SHIFT;
 	struct page *page;
 
-	if (vma->vm_pgoff == HTW_RING_OFF_RW >> PAGE_SHIFT) {
-		first = 0;
-		pages = ring->rw_pages;
-	} else {
-		first = ring->rw_pages;
-		pages = ring->nr_pages - ring->rw_pages;
-	}
-	index = vmf->pgoff - vma->vm_pgoff;
-	if (index >= pages)
+	if (index >= ro) {
+		index -= ro;
+		if (index >= ring->nr_pages - ring->rw_pages)
+			return VM_FAULT_SIGBUS;
+		index += ring->rw_pages;
+	} else if (index >= ring->rw_pages) {
 		return VM_FAULT_SIGBUS;
-	page = vmalloc_to_page(ring->mem + ((first + index) << PAGE_SHIFT));
+	}
+	page = vmalloc_to_page(ring->mem + (index << PAGE_SHIFT));
 	get_page(page);
 	vmf->page = page;
 	return 0;

@@ -220,7 +220,9 @@ struct htw_user *htw_user_get(struct user_namespace *ns, kuid_t uid)
 			htw_user_put(user);
 			return NULL;
 		}
-		user->accounts[user->nr++] = account;
+		/* The count first: @accounts is __counted_by() it. */
+		user->nr++;
+		user->accounts[user->nr - 1] = account;
 	}
 	return user;
 }
@@ -237,10 +239,12 @@ EXPORT_SYMBOL_IF_KUNIT(htw_user_get);
  */
 void htw_user_put(struct htw_user *user)
 {
+	unsigned int i;
+
 	if (!user)
 		return;
-	while (user->nr)
-		htw_account_put(user->accounts[--user->nr]);
+	for (i = user->nr; i--;)
+		htw_account_put(user->accounts[i]);
 	kfree(user);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_user_put);

@@ -37,6 +37,7 @@
 
 #include "htw_bench_common.h"
 #include "htw_procstat.h"
+#include "htw_sleeper.h"
 
 #define BATCH		4096
 /* How long to wait for an event that must come, before calling it lost. */
@@ -516,28 +517,6 @@ static double close_time(unsigned int n)
 	return (now_ns() - t0) / 1e6;
 }
 
-/* A sleeper of 1 ms steps: the most any step overslept, until @stop. */
-struct holdoff {
-	int stop;
-	__u64 worst;
-};
-
-static void *holdoff_sleeper(void *arg)
-{
-	struct timespec step = { .tv_nsec = NSEC_PER_MSEC };
-	struct holdoff *h = arg;
-	__u64 t, d;
-
-	while (!__atomic_load_n(&h->stop, __ATOMIC_RELAXED)) {
-		t = now_ns();
-		nanosleep(&step, NULL);
-		d = now_ns() - t;
-		if (d > NSEC_PER_MSEC && d - NSEC_PER_MSEC > h->worst)
-			h->worst = d - NSEC_PER_MSEC;
-	}
-	return NULL;
-}
-
 /*
  * The most a 1 ms sleeper on CPU 0 oversleeps while one expiry of @fd,
  * armed by @arm on CPU 0, wakes @items edge-triggered epoll items that
@@ -546,11 +525,11 @@ static void *holdoff_sleeper(void *arg)
  */
 static double holdoff_ms(int fd, unsigned int items, void (*arm)(int fd))
 {
-	struct holdoff h = { .stop = 0 };
 	int *dups = zalloc(items * sizeof(*dups));
+	unsigned long long held;
+	struct htw_sleeper s;
 	cpu_set_t cpus, cpu0;
 	unsigned int i;
-	pthread_t th;
 	int ep;
 
 	check_errno(sched_getaffinity(0, sizeof(cpus), &cpus), "sched_getaffinity");
@@ -566,19 +545,18 @@ static double holdoff_ms(int fd, unsigned int items, void (*arm)(int fd))
 		check_errno(dups[i], "dup");
 		check_errno(epoll_ctl(ep, EPOLL_CTL_ADD, dups[i], &ev), "epoll_ctl");
 	}
-	check(-pthread_create(&th, NULL, holdoff_sleeper, &h), "pthread_create");
+	check(-htw_sleeper_start(&s), "pthread_create");
 	arm(fd);
 	/* The expiry comes 50 ms after the arm; 150 ms more to be through. */
 	usleep(200000);
-	__atomic_store_n(&h.stop, 1, __ATOMIC_RELAXED);
-	pthread_join(th, NULL);
+	held = htw_sleeper_stop(&s);
 	for (i = 0; i < items; i++)
 		close(dups[i]);
 	free(dups);
 	close(ep);
 	close(fd);
 	check_errno(sched_setaffinity(0, sizeof(cpus), &cpus), "sched_setaffinity");
-	return h.worst / 1e6;
+	return held / 1e6;
 }
 
 static void arm_htw_soon(int fd)

@@ -138,22 +138,22 @@ TEST(parked_periodic_timer_counts_the_periods_that_passed)
 	close(fd);
 }
 
-/* A field of /proc/stat's "cpu" line, or 0 if it has fewer than 8. */
-static __u64 cpu_field(enum htw_cpu_time field)
+/*
+ * CPU time in softirq, and in all, from one read of /proc/stat's "cpu"
+ * line; both 0 if it has fewer than 8 fields.
+ */
+static void cpu_times(__u64 *softirq, __u64 *total)
 {
 	unsigned long long t[HTW_CPU_TIMES];
-
-	return htw_cpu_times(t) == HTW_CPU_TIMES ? t[field] : 0;
-}
-
-static __u64 cpu_total(void)
-{
-	__u64 t = 0;
 	int i;
 
+	*softirq = 0;
+	*total = 0;
+	if (htw_cpu_times(t) != HTW_CPU_TIMES)
+		return;
+	*softirq = t[HTW_CPU_SOFTIRQ];
 	for (i = 0; i < HTW_CPU_TIMES; i++)
-		t += cpu_field(i);
-	return t;
+		*total += t[i];
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -174,14 +174,13 @@ static int victim(__u64 *out)
 	static struct htw_op ops[NR_VICTIM];
 	static __u64 late[NR_VICTIM];
 	static struct htw_event ev[64];
-	__u64 start, sirq0, total0;
+	__u64 start, sirq0, total0, sirq1, total1;
 	int fd, got = 0, i, n;
 
 	fd = htw_open(O_CLOEXEC);
 	if (fd < 0)
 		return 1;
-	sirq0 = cpu_field(HTW_CPU_SOFTIRQ);
-	total0 = cpu_total();
+	cpu_times(&sirq0, &total0);
 	/*
 	 * One batch, well before the first expiry (a debug kernel takes tens
 	 * of ms to arm them), so that lateness is delivery's; a host that
@@ -208,7 +207,8 @@ static int victim(__u64 *out)
 			late[got++] = ev[i].fired - ev[i].expires;
 		}
 	}
-	out[2] = (cpu_field(HTW_CPU_SOFTIRQ) - sirq0) * 1000 / (cpu_total() - total0 ?: 1);
+	cpu_times(&sirq1, &total1);
+	out[2] = (sirq1 - sirq0) * 1000 / (total1 - total0 ?: 1);
 	qsort(late, NR_VICTIM, sizeof(late[0]), cmp_u64);
 	out[0] = late[NR_VICTIM * 99 / 100];
 	out[1] = late[NR_VICTIM - 1];

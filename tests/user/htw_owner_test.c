@@ -33,6 +33,7 @@
 #include "kselftest_harness.h"
 #include "htw_user.h"
 #include "../../tools/htw_procstat.h"
+#include "../../tools/htw_sleeper.h"
 
 #define MS			NSEC_PER_MSEC
 #define NOBODY			65534
@@ -97,29 +98,6 @@ out:
 	return got == n ? 0 : -1;
 }
 
-/* A sleeper of 1 ms steps: the most any step overslept, while @stop is 0. */
-struct sleeper {
-	pthread_t thread;
-	int stop;
-	__u64 worst;
-};
-
-static void *sleeper_fn(void *arg)
-{
-	struct timespec ms = { .tv_nsec = MS };
-	struct sleeper *s = arg;
-	__u64 t, d;
-
-	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
-		t = htw_now(CLOCK_MONOTONIC);
-		nanosleep(&ms, NULL);
-		d = htw_now(CLOCK_MONOTONIC) - t;
-		if (d > MS && d - MS > s->worst)
-			s->worst = d - MS;
-	}
-	return NULL;
-}
-
 /* What a burst cost the file: its wheels' wakes, and its waiters' wakes. */
 struct burst_cost {
 	long long wakes, wakeups, deferred;
@@ -133,8 +111,8 @@ struct burst_cost {
 static int burst(struct __test_metadata *_metadata, int fd, const char *what,
 		 struct burst_cost *cost)
 {
-	struct sleeper s = { .stop = 0 };
-	__u64 expires, late, last;
+	struct htw_sleeper s;
+	__u64 expires, late, last, held;
 	int rc;
 
 	cost->wakes = -htw_fdinfo_value(fd, "wakes");
@@ -144,17 +122,16 @@ static int burst(struct __test_metadata *_metadata, int fd, const char *what,
 	if (htw_arm_many(fd, NR_BURST, expires, 0, HTW_TIMER_ABSTIME) !=
 	    NR_BURST)
 		return -1;
-	if (pthread_create(&s.thread, NULL, sleeper_fn, &s))
+	if (htw_sleeper_start(&s))
 		return -1;
 	rc = read_burst(fd, NR_BURST, expires, &late, &last);
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
-	pthread_join(s.thread, NULL);
+	held = htw_sleeper_stop(&s);
 	if (rc)
 		return -1;
 	TH_LOG("%s: the latest event %llu us late, the last read %llu us",
 	       what, late / 1000, last / 1000);
 	TH_LOG("%s: after the expiry; a 1 ms sleeper held off %llu us", what,
-	       s.worst / 1000);
+	       held / 1000);
 	cost->wakes += htw_fdinfo_value(fd, "wakes");
 	cost->wakeups += htw_fdinfo_value(fd, "wakeups");
 	cost->deferred += htw_fdinfo_value(fd, "deferred_wakeups");
@@ -383,8 +360,8 @@ static void many_wheels(struct __test_metadata *_metadata, int files,
 			__u64 lead)
 {
 	struct pollfd pfd = { .events = POLLIN };
-	struct sleeper s = { .stop = 0 };
-	__u64 expires, mine, got_at, late, last;
+	struct htw_sleeper s;
+	__u64 expires, mine, got_at, late, last, held;
 	int p[2], i, status, total = -1;
 	struct htw_event ev;
 	cpu_set_t cpu0;
@@ -399,7 +376,7 @@ static void many_wheels(struct __test_metadata *_metadata, int files,
 	expires = htw_now(CLOCK_MONOTONIC) + lead;
 	mine = expires + 5 * MS;
 	ASSERT_LT(0, htw_arm_id(pfd.fd, HTW_TIMER_ABSTIME, mine, 0, 0));
-	ASSERT_EQ(0, pthread_create(&s.thread, NULL, sleeper_fn, &s));
+	ASSERT_EQ(0, htw_sleeper_start(&s));
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -426,8 +403,7 @@ static void many_wheels(struct __test_metadata *_metadata, int files,
 	EXPECT_EQ(mine, ev.expires);
 	EXPECT_LE(mine, ev.fired);
 	EXPECT_EQ(sizeof(total), read(p[0], &total, sizeof(total)));
-	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
-	pthread_join(s.thread, NULL);
+	held = htw_sleeper_stop(&s);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	close(p[0]);
@@ -436,7 +412,7 @@ static void many_wheels(struct __test_metadata *_metadata, int files,
 	       files, PER_FILE, lead < 100 * MS ? ", while being armed" : "");
 	TH_LOG("a timer of this user's read %llu us after its expiry (found %llu us after),",
 	       (got_at - mine) / 1000, (ev.fired - mine) / 1000);
-	TH_LOG("a 1 ms sleeper on the CPU held off %llu us at most", s.worst / 1000);
+	TH_LOG("a 1 ms sleeper on the CPU held off %llu us at most", held / 1000);
 	EXPECT_EQ(files * PER_FILE, total);
 }
 
@@ -602,49 +578,10 @@ static __u64 uffd_write_fault(int uffd)
 	return msg.arg.pagefault.address & ~(__u64)(sysconf(_SC_PAGESIZE) - 1);
 }
 
-/* A field of a task's /proc status or stat line, or -1. */
-static long long task_value(pid_t tid, const char *file, const char *key)
-{
-	char path[64], line[256];
-	long long v = -1;
-	size_t len = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", tid, file);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len))
-			v = strtoll(line + len, NULL, 10);
-	fclose(f);
-	return v;
-}
-
-/* A task's state, from /proc/<tid>/stat ('S': asleep); 0 if it is gone. */
-static char task_state(pid_t tid)
-{
-	char path[64], line[256], *p;
-	char state = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(line, sizeof(line), f)) {
-		p = strrchr(line, ')');
-		if (p && p[1] == ' ')
-			state = p[2];
-	}
-	fclose(f);
-	return state;
-}
-
 /* Whether task @tid sleeps, as it does blocked in read() or in a fault. */
 static bool task_sleeps(pid_t tid)
 {
-	char state = task_state(tid);
+	char state = htw_task_state(tid);
 
 	return state == 'S' || state == 'D';
 }
@@ -698,7 +635,7 @@ static bool sleeps_with(pid_t tid, int fd, const char *key, long long value)
 	int tries;
 
 	for (tries = 0; tries < HTW_WAIT_MS; tries++) {
-		state = task_state(tid);
+		state = htw_task_state(tid);
 		if (!state || state == 'Z')
 			return false;
 		if (htw_fdinfo_value(fd, key) == value && task_sleeps(tid))
@@ -848,7 +785,7 @@ static bool reader_done(int i)
 
 static long long reader_switches(int i)
 {
-	return task_value(turns.tid[i], "status", "voluntary_ctxt_switches:");
+	return htw_task_status(turns.tid[i], "voluntary_ctxt_switches");
 }
 
 /* Wait until the readers not done sleep; false if they do not, in time. */
@@ -878,8 +815,9 @@ static void readers_note(void)
 
 /*
  * Wait until a reader not done, other than @but, has left its sleep since
- * readers_note() and every one that has sleeps again; return how many
- * have, the first in *@who, or 0 if none did in time.
+ * readers_note() and every reader not done, other than @but, sleeps (one
+ * woken and still running has not counted a switch yet); return how many
+ * left their sleep, the first in *@who, or 0 if none did in time.
  */
 static int readers_woken(int but, int *who)
 {
@@ -889,12 +827,14 @@ static int readers_woken(int but, int *who)
 		woken = 0;
 		awake = 0;
 		for (i = 0; i < NR_READERS; i++) {
-			if (i == but || reader_done(i) ||
-			    reader_switches(i) == turns.switches[i])
+			if (i == but || reader_done(i))
+				continue;
+			/* Woken and not asleep again: not yet counted. */
+			awake += !task_sleeps(turns.tid[i]);
+			if (reader_switches(i) == turns.switches[i])
 				continue;
 			if (!woken++)
 				*who = i;
-			awake += !task_sleeps(turns.tid[i]);
 		}
 		if (woken && !awake)
 			return woken;

@@ -376,6 +376,41 @@ TEST(mappings_are_shared_within_their_part_and_the_kernels_read_only)
 }
 
 /*
+ * A mapping split by munmap() keeps each page in its place: the piece left
+ * starts past the part's first page, and still maps the part's own pages.
+ */
+TEST(a_split_mapping_keeps_each_page_in_its_place)
+{
+	struct htw_ring_setup s;
+	int fd = htw_open(O_CLOEXEC);
+	char *full, *split;
+	unsigned int i, pages;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup_ring(fd, 2048, 8, &s));
+	pages = s.rw_size / PAGE;
+	ASSERT_LE(3, pages);
+	full = mmap(NULL, s.rw_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    HTW_RING_OFF_RW);
+	ASSERT_NE(MAP_FAILED, full);
+	split = mmap(NULL, s.rw_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		     HTW_RING_OFF_RW);
+	ASSERT_NE(MAP_FAILED, split);
+	/* Slots' words from the second page on: mark each page. */
+	for (i = 1; i < pages; i++)
+		*(__u64 *)(full + i * PAGE) = i;
+	ASSERT_EQ(0, munmap(split, PAGE));
+	for (i = 1; i < pages; i++)
+		EXPECT_EQ(i, *(__u64 *)(split + i * PAGE)) TH_LOG("page %u", i);
+	/* And the other way: written through the piece, read in full. */
+	*(__u64 *)(split + PAGE) = 42;
+	EXPECT_EQ(42, *(__u64 *)(full + PAGE));
+	EXPECT_EQ(0, munmap(split + PAGE, s.rw_size - PAGE));
+	EXPECT_EQ(0, munmap(full, s.rw_size));
+	close(fd);
+}
+
+/*
  * A file open for writing only makes its ring timers, and can map neither
  * part, as no file not open for reading is mapped.
  */
@@ -774,44 +809,17 @@ static void *ring_waiter(void *arg)
 	return NULL;
 }
 
-/* A field of /proc/self/task/@tid/status, or -1. */
-static long task_status(pid_t tid, const char *key)
-{
-	char path[64], line[128];
-	size_t len = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			v = strtol(line + len + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* Start @w, and wait until it sleeps (in its call: it does nothing else). */
 static int start_waiter(pthread_t *th, struct ring_waiter *w)
 {
-	char path[64], stat[256], *state;
 	__u64 end = now() + HTW_WAIT_MS * MS;
-	FILE *f;
 
 	if (pthread_create(th, NULL, ring_waiter, w))
 		return -1;
 	while (!__atomic_load_n(&w->tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", w->tid);
 	while (now() < end) {
-		f = fopen(path, "re");
-		if (!f)
-			return -1;
-		state = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
-		fclose(f);
-		if (state && state[1] == ' ' && state[2] == 'S')
+		if (htw_task_state(w->tid) == 'S')
 			return 0;
 		usleep(1000);
 	}
@@ -844,7 +852,7 @@ TEST(ring_waiters_are_woken_one_at_a_time)
 	four.fd = fd;
 	ASSERT_EQ(0, start_waiter(&th_one, &one));
 	ASSERT_EQ(0, start_waiter(&th_four, &four));
-	switches = task_status(four.tid, "voluntary_ctxt_switches");
+	switches = htw_task_status(four.tid, "voluntary_ctxt_switches");
 	ASSERT_LE(0, switches);
 
 	ASSERT_EQ(0, htw_ring_arm(&r, 0, 1, now() + 20 * MS));
@@ -855,7 +863,7 @@ TEST(ring_waiters_are_woken_one_at_a_time)
 	EXPECT_EQ(1, htw_fdinfo_value(fd, "wakes"));
 	/* Long enough for a wake that was coming to have come. */
 	usleep(100 * 1000);
-	EXPECT_EQ(switches, task_status(four.tid, "voluntary_ctxt_switches"));
+	EXPECT_EQ(switches, htw_task_status(four.tid, "voluntary_ctxt_switches"));
 
 	ASSERT_EQ(0, pthread_kill(th_four, SIGUSR1));
 	ASSERT_EQ(0, pthread_join(th_four, NULL));

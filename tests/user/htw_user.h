@@ -252,16 +252,14 @@ static inline void htw_become(uid_t uid)
 		_exit(100);
 }
 
-/* A number from the fdinfo of @fd, the line "@key:\t...", or -1. */
-static inline long long htw_fdinfo_value(int fd, const char *key)
+/* The number on the line "@key:..." of the file at @path, or -1. */
+static inline long long htw_proc_value(const char *path, const char *key)
 {
-	char path[64], line[128];
+	char line[256];
 	size_t len = strlen(key);
 	long long v = -1;
-	FILE *f;
+	FILE *f = fopen(path, "re");
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
@@ -269,6 +267,44 @@ static inline long long htw_fdinfo_value(int fd, const char *key)
 			v = strtoll(line + len + 1, NULL, 10);
 	fclose(f);
 	return v;
+}
+
+/* A number from the fdinfo of @fd, the line "@key:\t...", or -1. */
+static inline long long htw_fdinfo_value(int fd, const char *key)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	return htw_proc_value(path, key);
+}
+
+/* A number from /proc/@tid/status, the line "@key:\t...", or -1. */
+static inline long long htw_task_status(pid_t tid, const char *key)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	return htw_proc_value(path, key);
+}
+
+/* The state of task @tid, from /proc/@tid/stat ('S': asleep); 0 if gone. */
+static inline char htw_task_state(pid_t tid)
+{
+	char path[64], line[256], *p;
+	char state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f)) {
+		p = strrchr(line, ')');
+		if (p && p[1] == ' ')
+			state = p[2];
+	}
+	fclose(f);
+	return state;
 }
 
 /*
