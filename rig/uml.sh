@@ -104,10 +104,13 @@ uml_boot() {
 		"$(list_programs "$bin/tests" "$bin/tests")" "$bin/tools" \
 		"$RIG_DIR/demo.sh" ""
 	# con0 writes the console to our stdout and reads nothing.  The kernel
-	# passes HTW_PLAN to init as an environment variable.
+	# passes HTW_PLAN to init as an environment variable.  slab_nomerge
+	# keeps htw's caches its own, as Debian's kernels do: merged into
+	# another cache, a cache that still holds objects at unload says
+	# nothing.
 	timeout -k 10 "$HTW_TIMEOUT" "$UML_DIR/vmlinux" mem="${HTW_GUEST_MEM:-512}M" \
 		rootfstype=hostfs rootflags=/ rw init="$RIG_DIR/guest.sh" \
-		con=null con0=null,fd:1 ssl=null log_buf_len=4M \
+		con=null con0=null,fd:1 ssl=null log_buf_len=4M slab_nomerge \
 		"${quiet[@]}" HTW_PLAN="$out/plan" </dev/null >"$console" 2>&1 || rc=$?
 	# On a loaded host, UML itself has aborted (SIGABRT, status 134) after
 	# its kernel had powered off, the guest's results whole: the guest's
