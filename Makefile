@@ -9,8 +9,11 @@
 #                       build/tools
 # make install          install htw.ko (then depmod), the uapi header,
 #                       libhtw with its header, pkg-config file and manual
-#                       pages, and htwctl; DESTDIR, PREFIX (/usr/local) and
-#                       LIBDIR (PREFIX/lib) as usual
+#                       pages, htwctl and htw_idle; DESTDIR, PREFIX
+#                       (/usr/local) and LIBDIR (PREFIX/lib) as usual
+# make install-user     the same but htw.ko
+# make deb              the Debian packages (htw-dkms, libhtw1, libhtw-dev,
+#                       htw-tools) into build/deb, held to lintian
 # make check            lint, htw in UML and Debian 6.12 and 7.2, make
 #                       install, the rig's self-test
 # make check-full       htw in the other kernels (6.1, UML 7.2, 7.2-rt,
@@ -38,6 +41,7 @@ DESTDIR ?=
 CC ?= cc
 AR ?= ar
 CFLAGS ?= -O2 -g -Wall
+LDFLAGS ?=
 
 HTW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/htw
 HTW_BUILD ?= $(CURDIR)/build
@@ -58,8 +62,10 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 
 # libhtw: its soname follows LIBHTW_VERSION_MAJOR, its symbols lib/libhtw.map.
-LIBHTW_VERSION := $(shell sed -n 's/^\#define LIBHTW_VERSION_\(MAJOR\|MINOR\)[[:space:]]*//p' \
-	lib/libhtw.h | paste -sd.)
+# (DKMS builds the module from a tree without lib/.)
+LIBHTW_VERSION := $(if $(wildcard lib/libhtw.h),$(shell sed -n \
+	's/^\#define LIBHTW_VERSION_\(MAJOR\|MINOR\)[[:space:]]*//p' \
+	lib/libhtw.h | paste -sd.))
 LIBHTW_MAJOR := $(firstword $(subst ., ,$(LIBHTW_VERSION)))
 LIBHTW_SO := libhtw.so.$(LIBHTW_MAJOR)
 LIB_OUT := $(HTW_BUILD)/lib
@@ -79,8 +85,9 @@ $(LIB_OUT)/libhtw.a: $(LIB_OBJS)
 
 $(LIB_OUT)/$(LIBHTW_SO): $(LIB_DEPS)
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fPIC -shared -Iinclude/uapi -Wl,-soname,$(LIBHTW_SO) \
-		-Wl,--version-script=lib/libhtw.map -o $@ $(LIB_SRCS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -fPIC -shared -Iinclude/uapi \
+		-Wl,-soname,$(LIBHTW_SO) -Wl,--version-script=lib/libhtw.map \
+		-o $@ $(LIB_SRCS)
 
 # The paths are make's variables: "make install" writes it again, with its own.
 LIBHTW_PC = sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
@@ -96,22 +103,30 @@ tools: lib $(HTW_BUILD)/tools/htwctl $(HTW_BUILD)/tools/htw_idle
 # htwctl carries libhtw in it: it runs wherever it is copied.
 $(HTW_BUILD)/tools/htwctl: tools/htwctl.c tools/htw_duration.h $(LIB_OUT)/libhtw.a
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iinclude/uapi -Ilib -o $@ $< $(LIB_OUT)/libhtw.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -Iinclude/uapi -Ilib -o $@ $< \
+		$(LIB_OUT)/libhtw.a
 
 # A demo, built to be run from the tree: "make install" leaves it out.
 $(HTW_BUILD)/tools/htw_idle: tools/htw_idle.c tools/htw_duration.h $(LIB_OUT)/libhtw.a
 	mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iinclude/uapi -Ilib -o $@ $< $(LIB_OUT)/libhtw.a \
-		-lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -Iinclude/uapi -Ilib -o $@ $< \
+		$(LIB_OUT)/libhtw.a -lpthread
 
 # htw.ko alone (HTW_ONLY), into /lib/modules/<release>/updates under
-# DESTDIR; depmod then indexes that tree.
+# DESTDIR; depmod then indexes that tree.  Then what user space takes.
 install: tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) HTW_ONLY=1 modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) HTW_ONLY=1 INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) \
 		$$(cat $(KDIR)/include/config/kernel.release)
+	$(MAKE) install-user
+	$(if $(DESTDIR),,ldconfig)
+
+# What user space takes, without the module (the Debian packages' way):
+# the uapi header, libhtw with its header, pkg-config file and manual
+# pages, htwctl and htw_idle, and their manual pages.
+install-user: tools
 	install -D -m 0644 include/uapi/linux/htw.h \
 		$(DESTDIR)$(INCLUDEDIR)/linux/htw.h
 	install -D -m 0755 $(HTW_BUILD)/tools/htwctl \
@@ -126,7 +141,10 @@ install: tools
 	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man4
 	install -m 0644 man/*.3 $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 man/*.4 $(DESTDIR)$(MANDIR)/man4
-	$(if $(DESTDIR),,ldconfig)
+	install -D -m 0755 $(HTW_BUILD)/tools/htw_idle \
+		$(DESTDIR)$(PREFIX)/bin/htw_idle
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1
 
 check:
 	HTW_FULL=0 rig/check.sh
@@ -141,6 +159,11 @@ run:
 bench:
 	rig/bench.sh
 
+# htw's Debian packages (htw-dkms, libhtw1, libhtw-dev, htw-tools), built
+# and held to lintian, into build/deb.
+deb:
+	rig/deb.sh
+
 lint:
 	rig/deps.sh
 	rig/lint.sh
@@ -152,4 +175,5 @@ deps:
 distclean:
 	rm -rf $(HTW_BUILD)
 
-.PHONY: all modules clean lib tools install check check-full run bench lint deps distclean
+.PHONY: all modules clean lib tools install install-user check check-full run \
+	bench deb lint deps distclean

@@ -198,6 +198,15 @@ main() {
 	build_programs "$RUN"
 	results+=("$RUN/programs.json")
 
+	if ! ((HTW_FULL)); then
+		section "make deb"
+		"$RIG_DIR/deb.sh" "$RUN/deb.json" || true
+		[[ -s $RUN/deb.json ]] ||
+			"$REPORT" record "$RUN/deb.json" packages packages "make deb" fail \
+				"rig/deb.sh died; see its messages above"
+		results+=("$RUN/deb.json")
+	fi
+
 	for tier in $HTW_TIERS; do
 		section "tier $tier"
 		(run_tier "$RUN" "$tier" check) || true

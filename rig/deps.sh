@@ -25,6 +25,8 @@ PACKAGES=(
 	# make bench's htw_ringbench and htw_purgatory: the anchors they link,
 	# and their charts
 	liburing-dev libevent-dev gnuplot-nox
+	# make deb: the packages' build, and lintian
+	dpkg-dev debhelper dh-dkms lintian
 )
 
 APT_ARGS=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=600)

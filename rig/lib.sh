@@ -148,14 +148,19 @@ readme_example() {
 declare -gA README_EXAMPLES=(
 	[htw_readme_example]=htw_epoll.c
 	[htw_readme_requests]=htw_requests.c
+	[htw_readme_libevent]=htw_libevent.c
+	[htw_readme_uring]=htw_uring.c
 )
 
 # USER_LIBS - the libraries a program needs besides libhtw, by name:
-# htw_ringbench and htw_purgatory link the anchors they measure htw against
-# (their static archives; rig/deps.sh installs them).
+# htw_ringbench and htw_purgatory link the anchors they measure htw against,
+# the README's libevent and io_uring examples their loops (their static
+# archives; rig/deps.sh installs them).
 declare -gA USER_LIBS=(
 	[htw_ringbench]="-luring -levent_core"
 	[htw_purgatory]="-luring -levent_core"
+	[htw_readme_libevent]="-levent_core"
+	[htw_readme_uring]="-luring"
 )
 
 # build_user_binaries BIN [NAME...] - every tests/user/*.c and tools/*.c,

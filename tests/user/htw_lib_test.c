@@ -397,6 +397,56 @@ TEST(readme_example_runs)
 	EXPECT_EQ(1, heartbeats);
 }
 
+/*
+ * The README's libevent server: every connection closed once, idle, and
+ * the one request not answered timed out, once.
+ */
+TEST(readme_libevent_server_runs)
+{
+	unsigned int closed = 0, requests = 0;
+	char line[256];
+	FILE *p;
+
+	p = htw_tool_open("htw_readme_libevent");
+	if (!p)
+		SKIP(return, "htw_readme_libevent is not on $PATH");
+	while (fgets(line, sizeof(line), p)) {
+		TH_LOG("%s", line);
+		closed += !!strstr(line, " idle: closed");
+		requests += !strncmp(line, "request 0 timed out", 19);
+	}
+	ASSERT_EQ(0, pclose(p));
+	EXPECT_EQ(100, closed);
+	EXPECT_EQ(1, requests);
+}
+
+/*
+ * The README's io_uring server: every connection closed once, those whose
+ * deadline a store pushed to twice the timeout no earlier than that.
+ */
+TEST(readme_io_uring_server_runs)
+{
+	unsigned int closed = 0, early = 0, conn;
+	unsigned long long ms;
+	char line[256];
+	FILE *p;
+
+	p = htw_tool_open("htw_readme_uring");
+	if (!p)
+		SKIP(return, "htw_readme_uring is not on $PATH");
+	while (fgets(line, sizeof(line), p)) {
+		TH_LOG("%s", line);
+		if (sscanf(line, "connection %u idle for %llu ms", &conn,
+			   &ms) != 2)
+			continue;
+		closed++;
+		early += ms < ((conn & 1) ? 100 : 50);
+	}
+	ASSERT_EQ(0, pclose(p));
+	EXPECT_EQ(64, closed);
+	EXPECT_EQ(0, early);
+}
+
 int main(int argc, char **argv)
 {
 	return htw_test_main(argc, argv);
