@@ -106,7 +106,7 @@ $(HTW_BUILD)/tools/htwctl: tools/htwctl.c tools/htw_duration.h $(LIB_OUT)/libhtw
 	$(CC) $(CFLAGS) $(LDFLAGS) -Iinclude/uapi -Ilib -o $@ $< \
 		$(LIB_OUT)/libhtw.a
 
-# A demo, built to be run from the tree: "make install" leaves it out.
+# The ring timers' demo, htw_idle: "make install" installs it beside htwctl.
 $(HTW_BUILD)/tools/htw_idle: tools/htw_idle.c tools/htw_duration.h $(LIB_OUT)/libhtw.a
 	mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Iinclude/uapi -Ilib -o $@ $< \

@@ -140,8 +140,8 @@ static void __htw_ctx_wake_up(struct htw_ctx *ctx)
 	lockdep_assert_held(&ctx->pollers.wqh.lock);
 
 	ctx->wakeups++;
-	__htw_pollers_wake(&ctx->pollers);
 	wake_up(&ctx->rwq);
+	__htw_pollers_wake(&ctx->pollers);
 }
 
 /*
@@ -154,9 +154,9 @@ static void htw_ctx_wake_here(struct htw_ctx *ctx, bool reader)
 	spin_lock_irq(&ctx->pollers.wqh.lock);
 	ctx->wakeups++;
 	spin_unlock_irq(&ctx->pollers.wqh.lock);
-	htw_pollers_wake_sync(&ctx->pollers);
 	if (reader)
 		wake_up(&ctx->rwq);
+	htw_pollers_wake_sync(&ctx->pollers);
 }
 
 /**
@@ -564,7 +564,7 @@ void htw_ctx_destroy(struct htw_ctx *ctx)
 		xas_lock(&xas);
 		xas_for_each(&xas, ut, ULONG_MAX) {
 			xas_store(&xas, NULL);
-			/* Index 0 of an XA_FLAGS_ALLOC1 array holds this. */
+			/* No timer: the XA_ZERO_ENTRY of a reserved index. */
 			if (!xa_is_zero(ut))
 				htw_ctx_batch_free(&batch, ut);
 			/*

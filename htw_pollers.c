@@ -25,20 +25,23 @@
  * wake-up was called is woken with EPOLLIN | EPOLLRDNORM, non-exclusive
  * ones all, and of the exclusive ones (EPOLLEXCLUSIVE, at the tail) the
  * first that takes the wake-up.  An entry added meanwhile may be woken or
- * not: it polled as it was added.  A wake-up called while another goes
- * through starts the walk over from the head once that one is through
- * (@again), so that the entries it had passed hear it too: an entry may
- * be woken twice, as by two wake-ups, which a poller must bear anyway.
+ * not: it polled as it was added.  Each walk has a cursor of its own, which
+ * the other walks pass as an entry that wakes nothing: a caller that may
+ * sleep walks on one of its own, once through, whatever else goes on, so
+ * that no one's walk is made longer by another's wake-ups.  The wake-ups
+ * that may not sleep share @cursor and @work: one that comes while that
+ * walk goes through starts it over from the head once through (@again),
+ * so that the entries it had passed hear it too; those are marks, one a
+ * run of the wheel, which a user's call makes.  An entry may be woken
+ * twice, as by two wake-ups, which a poller must bear anyway.
  *
- * Locking: @wqh.lock, taken with interrupts off, protects the cursor,
+ * Locking: @wqh.lock, taken with interrupts off, protects the cursors,
  * @again and @deferred; the entries' wake functions run under it, as under
- * wake_up_locked_poll().  The cursor is on the queue while a walk goes
- * through: a caller of htw_pollers_wake_sync() between its chunks, or
- * @work, queued or running, until its last chunk takes the cursor off.  A
- * wake-up that finds it there leaves the walk to that one (@again).  An
- * entry removed while the lock is dropped (epoll_ctl(EPOLL_CTL_DEL), a
- * poll() that returns) is unlinked from around the cursor, which is the
- * walk's own.
+ * wake_up_locked_poll().  @cursor is on the queue from a mark's wake-up
+ * until the last chunk of @work takes it off; a caller's own cursor, from
+ * its call until its last chunk.  An entry removed while the lock is
+ * dropped (epoll_ctl(EPOLL_CTL_DEL), a poll() that returns) is unlinked
+ * from around the cursors, which are the walks' own.
  */
 
 #include <linux/lockdep.h>
@@ -60,10 +63,13 @@ static int htw_pollers_cursor_fn(struct wait_queue_entry *wq, unsigned int mode,
 }
 
 /*
- * Wake up to HTW_POLLERS_CHUNK entries after the cursor, and move it past
- * them.  Return whether the walk goes on (the cursor stays on the queue).
+ * Wake up to HTW_POLLERS_CHUNK entries after @cursor, and move it past
+ * them.  Return whether the walk goes on (@cursor stays on the queue);
+ * else @cursor is off it.  Another walk's cursor is an entry that wakes
+ * nothing.
  */
-static bool __htw_pollers_walk(struct htw_pollers *p)
+static bool __htw_pollers_walk(struct htw_pollers *p,
+			       struct wait_queue_entry *cursor)
 	__must_hold(&p->wqh.lock)
 {
 	void *key = poll_to_key(EPOLLIN | EPOLLRDNORM);
@@ -72,14 +78,14 @@ static bool __htw_pollers_walk(struct htw_pollers *p)
 
 	lockdep_assert_held(&p->wqh.lock);
 
-	curr = list_next_entry(&p->cursor, entry);
+	curr = list_next_entry(cursor, entry);
 	list_for_each_entry_safe_from(curr, next, &p->wqh.head, entry) {
 		unsigned int flags = curr->flags;
 		int ret;
 
 		if (woken++ == HTW_POLLERS_CHUNK) {
 			/* The next chunk starts with @curr. */
-			list_move_tail(&p->cursor.entry, &curr->entry);
+			list_move_tail(&cursor->entry, &curr->entry);
 			return true;
 		}
 		ret = curr->func(curr, TASK_NORMAL, 0, key);
@@ -88,7 +94,20 @@ static bool __htw_pollers_walk(struct htw_pollers *p)
 		if (ret && (flags & WQ_FLAG_EXCLUSIVE))
 			break;
 	}
-	list_del_init(&p->cursor.entry);
+	list_del_init(&cursor->entry);
+	return false;
+}
+
+/*
+ * The walk of the wake-ups that cannot sleep, on @p->cursor: once through,
+ * it starts over for the wake-ups that came meanwhile (@again), which only
+ * marks make, one for each run of the wheel a user's call makes.
+ */
+static bool __htw_pollers_walk_marks(struct htw_pollers *p)
+	__must_hold(&p->wqh.lock)
+{
+	if (__htw_pollers_walk(p, &p->cursor))
+		return true;
 	if (!p->again)
 		return false;
 	p->again = false;
@@ -104,7 +123,7 @@ static void htw_pollers_work(struct work_struct *work)
 	do {
 		cond_resched();
 		spin_lock_irq(&p->wqh.lock);
-		more = __htw_pollers_walk(p);
+		more = __htw_pollers_walk_marks(p);
 		spin_unlock_irq(&p->wqh.lock);
 	} while (more);
 }
@@ -154,7 +173,7 @@ void __htw_pollers_wake(struct htw_pollers *p)
 		return;
 	}
 	list_add(&p->cursor.entry, &p->wqh.head);
-	if (__htw_pollers_walk(p)) {
+	if (__htw_pollers_walk_marks(p)) {
 		p->deferred++;
 		queue_work(system_unbound_wq, &p->work);
 	}
@@ -197,24 +216,24 @@ void htw_pollers_wake(struct htw_pollers *p)
  * htw_pollers_wake_sync() - wake the pollers, all of them, here
  * @p: the queue
  *
- * A chunk a hold of the lock, with the scheduler looked at between; if
- * another walk goes through, it starts over for this one once through.
+ * One pass, on a cursor of the caller's own, a chunk a hold of the lock,
+ * with the scheduler looked at between: however many other walks go
+ * through, and whatever wake-ups come meanwhile, it ends once through,
+ * and its caller pays for it alone.
  *
  * Context: Process context; may sleep; no spinlock held.
  */
 void htw_pollers_wake_sync(struct htw_pollers *p)
 {
+	struct wait_queue_entry cursor;
+
+	init_waitqueue_func_entry(&cursor, htw_pollers_cursor_fn);
 	spin_lock_irq(&p->wqh.lock);
-	if (!list_empty(&p->cursor.entry)) {
-		p->again = true;
-		goto out_unlock;
-	}
-	list_add(&p->cursor.entry, &p->wqh.head);
-	while (__htw_pollers_walk(p)) {
+	list_add(&cursor.entry, &p->wqh.head);
+	while (__htw_pollers_walk(p, &cursor)) {
 		spin_unlock_irq(&p->wqh.lock);
 		cond_resched();
 		spin_lock_irq(&p->wqh.lock);
 	}
-out_unlock:
 	spin_unlock_irq(&p->wqh.lock);
 }

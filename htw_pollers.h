@@ -14,9 +14,9 @@
  * struct htw_pollers - a poll queue woken in chunks
  * @wqh: the queue poll_wait() registers on; its lock protects the rest,
  *	and is the owner's to protect its own state with too
- * @cursor: where a wake-up going through has got to; on @wqh, before the
- *	next entry to wake, while one goes through, else not on any list
- * @again: a wake-up came while one was going through: once that one is
+ * @cursor: where the walk of the marks' wake-ups has got to; on @wqh,
+ *	before the next entry to wake, while it goes through, else on no list
+ * @again: a mark's wake-up came while that walk went through: once
  *	through, it starts over from the head
  * @work: goes on with a wake-up whose caller could not sleep
  * @deferred: wake-ups that went on in @work, for fdinfo; under @wqh.lock

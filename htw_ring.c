@@ -333,27 +333,29 @@ size_t htw_ring_slot_cost(void)
 }
 
 /*
- * Wake the file's pollers, all of them here, and the waiters of
- * HTW_IOC_RING_ENTER: from a call, whose caller pays for the walk.
+ * Wake the waiters of HTW_IOC_RING_ENTER, then the file's pollers: all of
+ * them here (@here), where a call that may sleep pays for the walk, or
+ * a chunk here and the rest in a work item.  A poll, which may run under
+ * the locks of epoll, takes the second way: it holds them a chunk long.
  */
-static void htw_ring_wake_all(struct htw_ring *ring)
+static void htw_ring_wake_all(struct htw_ring *ring, bool here)
 {
 	atomic64_inc(&ring->wakeups);
-	htw_pollers_wake_sync(ring->pollers);
 	wake_up(&ring->wqh);
+	if (here)
+		htw_pollers_wake_sync(ring->pollers);
+	else
+		htw_pollers_wake(ring->pollers);
 }
 
 /*
  * The wheel's hrtimer found timers due (softirq): mark the ring due and
- * wake its pollers (a chunk here, the rest in a work item) and waiters;
- * they run it.
+ * wake its waiters and pollers; they run it.
  */
 static void htw_ring_mark(struct htw_ring *ring)
 {
 	set_bit(HTW_RING_DUE, &ring->due);
-	atomic64_inc(&ring->wakeups);
-	htw_pollers_wake(ring->pollers);
-	wake_up(&ring->wqh);
+	htw_ring_wake_all(ring, false);
 }
 
 static void htw_ring_wake(struct htw_wheel *wheel, u64 now)
@@ -576,17 +578,18 @@ static bool htw_ring_run(struct htw_ring *ring, u64 until)
  * Publish the kernel's indices and flags; then wake the pollers and
  * waiters if completions were posted since @posted_from (EPOLLET hears of
  * each batch), or if the caller @left work that its wheel will not tell
- * of again (a poll's few batches).
+ * of again (a poll's few batches).  A poll wakes them as a mark does
+ * (@in_poll): see htw_ring_wake_all().
  */
 static void htw_ring_publish(struct htw_ring *ring, u32 posted_from,
-			     bool left)
+			     bool left, bool in_poll)
 	__must_hold(&ring->lock)
 {
 	/* The entries copied, then the head that frees them. */
 	smp_store_release(ring->sq_head_p, ring->sq_head);
 	htw_ring_show(ring);
 	if (ring->cq_tail != posted_from || left)
-		htw_ring_wake_all(ring);
+		htw_ring_wake_all(ring, !in_poll);
 }
 
 /*
@@ -757,7 +760,7 @@ static int htw_ring_work(struct htw_ring *ring, u32 to_submit, u32 *done)
 	*done = htw_ring_submit(ring, to_submit);
 	htw_ring_settle_waiting(ring, U32_MAX);
 	ret = htw_ring_run_due(ring);
-	htw_ring_publish(ring, from, false);
+	htw_ring_publish(ring, from, false, false);
 	mutex_unlock(&ring->lock);
 	return ret;
 }
@@ -899,7 +902,7 @@ __poll_t htw_ring_poll(struct htw_ring *ring)
 	 */
 	left = test_bit(HTW_RING_DUE, &ring->due) ||
 	       htw_ring_ready(ring, U32_MAX);
-	htw_ring_publish(ring, from, left);
+	htw_ring_publish(ring, from, left, true);
 	mutex_unlock(&ring->lock);
 	return htw_ring_ready(ring, 1) ? EPOLLIN | EPOLLRDNORM : 0;
 }

@@ -403,7 +403,9 @@ TEST(readme_example_runs)
  */
 TEST(readme_libevent_server_runs)
 {
-	unsigned int closed = 0, requests = 0;
+	unsigned int closed = 0, twice = 0, requests = 0, n;
+	unsigned char seen[100] = { 0 };
+	long long request = -1;
 	char line[256];
 	FILE *p;
 
@@ -412,12 +414,19 @@ TEST(readme_libevent_server_runs)
 		SKIP(return, "htw_readme_libevent is not on $PATH");
 	while (fgets(line, sizeof(line), p)) {
 		TH_LOG("%s", line);
-		closed += !!strstr(line, " idle: closed");
-		requests += !strncmp(line, "request 0 timed out", 19);
+		if (sscanf(line, "connection %u idle: closed", &n) == 1 &&
+		    n < 100) {
+			closed++;
+			twice += seen[n]++ > 0;
+		} else if (sscanf(line, "request %lld timed out", &request) == 1) {
+			requests++;
+		}
 	}
 	ASSERT_EQ(0, pclose(p));
 	EXPECT_EQ(100, closed);
+	EXPECT_EQ(0, twice);
 	EXPECT_EQ(1, requests);
+	EXPECT_EQ(0, request);
 }
 
 /*
@@ -426,7 +435,8 @@ TEST(readme_libevent_server_runs)
  */
 TEST(readme_io_uring_server_runs)
 {
-	unsigned int closed = 0, early = 0, conn;
+	unsigned int closed = 0, early = 0, twice = 0, conn;
+	unsigned char seen[64] = { 0 };
 	unsigned long long ms;
 	char line[256];
 	FILE *p;
@@ -441,9 +451,11 @@ TEST(readme_io_uring_server_runs)
 			continue;
 		closed++;
 		early += ms < ((conn & 1) ? 100 : 50);
+		twice += conn >= 64 || seen[conn & 63]++ > 0;
 	}
 	ASSERT_EQ(0, pclose(p));
 	EXPECT_EQ(64, closed);
+	EXPECT_EQ(0, twice);
 	EXPECT_EQ(0, early);
 }
 
