@@ -32,7 +32,8 @@
  * that may not sleep share @cursor and @work: one that comes while that
  * walk goes through starts it over from the head once through (@again),
  * so that the entries it had passed hear it too; those are marks, one a
- * run of the wheel, which a user's call makes.  An entry may be woken
+ * run of the wheel, which a user's call makes, and polls, each after a run
+ * of its own.  An entry may be woken
  * twice, as by two wake-ups, which a poller must bear anyway.
  *
  * Locking: @wqh.lock, taken with interrupts off, protects the cursors,
@@ -100,8 +101,9 @@ static bool __htw_pollers_walk(struct htw_pollers *p,
 
 /*
  * The walk of the wake-ups that cannot sleep, on @p->cursor: once through,
- * it starts over for the wake-ups that came meanwhile (@again), which only
- * marks make, one for each run of the wheel a user's call makes.
+ * it starts over for the wake-ups that came meanwhile (@again): marks, one
+ * for each run of the wheel a user's call makes, and polls that posted
+ * completions or left work, each after a run of its own.
  */
 static bool __htw_pollers_walk_marks(struct htw_pollers *p)
 	__must_hold(&p->wqh.lock)
