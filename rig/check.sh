@@ -172,6 +172,17 @@ libhtw_link_check() {
 		grep -q "libhtw.so.1 => $root/usr/local/lib/libhtw.so.1"
 }
 
+# run_judged UNIT NAME SCRIPT - run rig/SCRIPT, which records its verdicts
+# in $RUN/UNIT.json; one that died before it judged anything has failed.
+run_judged() {
+	local unit=$1 name=$2 script=$3 json=$RUN/$1.json
+	"$RIG_DIR/$script" "$json" || true
+	[[ -s $json ]] ||
+		"$REPORT" record "$json" "$unit" "$unit" "$name" fail \
+			"rig/$script died; see its messages above"
+	results+=("$json")
+}
+
 main() {
 	local tier
 	local -a results=()
@@ -186,12 +197,7 @@ main() {
 
 	if ! ((HTW_FULL)); then
 		section "lint"
-		"$RIG_DIR/lint.sh" "$RUN/lint.json" || true
-		# A lint that died before it judged anything has failed.
-		[[ -s $RUN/lint.json ]] ||
-			"$REPORT" record "$RUN/lint.json" lint lint "lint ran" fail \
-				"rig/lint.sh died; see its messages above"
-		results+=("$RUN/lint.json")
+		run_judged lint "lint ran" lint.sh
 	fi
 
 	section "programs"
@@ -200,11 +206,7 @@ main() {
 
 	if ! ((HTW_FULL)); then
 		section "make deb"
-		"$RIG_DIR/deb.sh" "$RUN/deb.json" || true
-		[[ -s $RUN/deb.json ]] ||
-			"$REPORT" record "$RUN/deb.json" packages packages "make deb" fail \
-				"rig/deb.sh died; see its messages above"
-		results+=("$RUN/deb.json")
+		run_judged packages "make deb" deb.sh
 	fi
 
 	for tier in $HTW_TIERS; do

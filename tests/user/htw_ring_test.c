@@ -809,21 +809,27 @@ static void *ring_waiter(void *arg)
 	return NULL;
 }
 
-/* Start @w, and wait until it sleeps (in its call: it does nothing else). */
-static int start_waiter(pthread_t *th, struct ring_waiter *w)
+/* Wait until task @tid sleeps; 0, or -1 if it does not in HTW_WAIT_MS. */
+static int wait_asleep(pid_t tid)
 {
 	__u64 end = now() + HTW_WAIT_MS * MS;
 
-	if (pthread_create(th, NULL, ring_waiter, w))
-		return -1;
-	while (!__atomic_load_n(&w->tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
 	while (now() < end) {
-		if (htw_task_state(w->tid) == 'S')
+		if (htw_task_state(tid) == 'S')
 			return 0;
 		usleep(1000);
 	}
 	return -1;
+}
+
+/* Start @w, and wait until it sleeps (in its call: it does nothing else). */
+static int start_waiter(pthread_t *th, struct ring_waiter *w)
+{
+	if (pthread_create(th, NULL, ring_waiter, w))
+		return -1;
+	while (!__atomic_load_n(&w->tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return wait_asleep(w->tid);
 }
 
 static void on_usr1(int sig)
@@ -861,8 +867,12 @@ TEST(ring_waiters_are_woken_one_at_a_time)
 	EXPECT_EQ(0, one.ret);
 	/* One expiry of the wheel: the wake was the mark. */
 	EXPECT_EQ(1, htw_fdinfo_value(fd, "wakes"));
-	/* Long enough for a wake that was coming to have come. */
-	usleep(100 * 1000);
+	/*
+	 * The wake that woke "one" was done before "one" ran: had it woken
+	 * "four" too, "four" would be runnable now, and would count a switch
+	 * by the time it sleeps again.
+	 */
+	ASSERT_EQ(0, wait_asleep(four.tid));
 	EXPECT_EQ(switches, htw_task_status(four.tid, "voluntary_ctxt_switches"));
 
 	ASSERT_EQ(0, pthread_kill(th_four, SIGUSR1));
