@@ -4,11 +4,13 @@
 # kernel benchmark (bench/htw_kbench.c, which runs as it loads), run the
 # user-space benchmarks (tools/htw_bench.c, and under QEMU
 # tools/htw_ringbench.c, ring timers against timerfd, libevent and
-# io_uring, and tools/htw_purgatory.c, libhtw's request timeouts against
-# the same), and print one table of what they measured;
+# io_uring, tools/htw_purgatory.c, libhtw's request timeouts against the
+# same, and tools/htw_server.c, a TCP server whose timers run on each of
+# them in turn), and print one table of what they measured;
 # build/bench/table.md keeps it, and build/bench/<tier>-extend.svg and
-# <tier>-purgatory.svg chart htw_ringbench's extensions and
-# htw_purgatory's CPU per request (rig/plot.sh).  Benchmarks never gate
+# <tier>-purgatory.svg and <tier>-server.svg chart htw_ringbench's
+# extensions, htw_purgatory's CPU per request and htw_server's requests
+# per CPU second (rig/plot.sh).  Benchmarks never gate
 # anything: "make check" loads the same programs in a smoke run.
 # shellcheck source=rig/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -26,6 +28,8 @@ source "$RIG_DIR/tier.sh"
 : "${HTW_RINGBENCH_ARGS:=}"
 # htw_purgatory's, e.g. "--max 100000" (see tools/htw_purgatory.c).
 : "${HTW_PURGATORY_ARGS:=}"
+# htw_server's, e.g. "--max 10000" (see tools/htw_server.c).
+: "${HTW_SERVER_ARGS:=}"
 RUN=$HTW_BUILD/bench
 export HTW_MODPARAMS=$RIG_DIR/bench.modparams
 # 10M timers take over a GiB of the guest's memory.
@@ -56,14 +60,14 @@ main() {
 	for tier in $HTW_BENCH_TIERS; do
 		log "bench: $tier"
 		mkdir -p "$RUN/$tier.run"
-		programs=(htw_bench htw_ringbench htw_purgatory)
+		programs=(htw_bench htw_ringbench htw_purgatory htw_server)
 		HTW_BENCH_ARGS=
 		if [[ $(tier_field "$tier" 2) == uml ]]; then
 			HTW_BENCH_ARGS=--close-only
 			programs=(htw_bench)
 		fi
 		build_user_binaries "$RUN/$tier.run/bin" "${programs[@]}"
-		(export HTW_BENCH_ARGS HTW_RINGBENCH_ARGS HTW_PURGATORY_ARGS
+		(export HTW_BENCH_ARGS HTW_RINGBENCH_ARGS HTW_PURGATORY_ARGS HTW_SERVER_ARGS
 		 run_tier "$RUN/$tier.run" "$tier" bench) ||
 			log "bench: $tier failed; see $RUN/$tier.run/$tier"
 		dirs+=("$RUN/$tier.run/$tier")

@@ -23,6 +23,7 @@
 #   HTW_RINGBENCH_ARGS  arguments of htw_ringbench in "bench", which runs
 #                where the tier built it (under QEMU, not in UML)
 #   HTW_PURGATORY_ARGS  arguments of htw_purgatory in "bench", likewise
+#   HTW_SERVER_ARGS  arguments of htw_server --bench in "bench", likewise
 #   HTW_ARGS_<module>  parameters to load that module with (rig/modparams)
 BB=/bin/busybox
 # shellcheck source=/dev/null
@@ -62,6 +63,9 @@ modname() { basename "$1" .ko | tr - _; }
 $BB mount -t proc proc /proc
 $BB mount -t sysfs sysfs /sys
 $BB mount -t devtmpfs devtmpfs /dev
+# Loopback up, as any init brings it up: htw_server talks over it.  A
+# kernel without networking (UML) has none.
+$BB ip link set lo up 2>/dev/null
 # Whatever a step prints that is not a result goes to the console.
 exec </dev/null >/dev/console 2>&1
 $BB mkdir -p "$HTW_OUT/tests"
@@ -103,6 +107,13 @@ elif [ "$HTW_MODE" = bench ]; then
 		# shellcheck disable=SC2086 # the arguments are words
 		htw_purgatory $HTW_PURGATORY_ARGS >>"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
 		step "bench htw_purgatory $?"
+		send bench-user.txt
+	fi
+	if command -v htw_server >/dev/null; then
+		say "running htw_server"
+		# shellcheck disable=SC2086 # the arguments are words
+		htw_server --bench $HTW_SERVER_ARGS >>"$HTW_OUT/bench-user.txt" 2>&1 </dev/null
+		step "bench htw_server $?"
 		send bench-user.txt
 	fi
 else

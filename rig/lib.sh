@@ -153,12 +153,13 @@ declare -gA README_EXAMPLES=(
 )
 
 # USER_LIBS - the libraries a program needs besides libhtw, by name:
-# htw_ringbench and htw_purgatory link the anchors they measure htw against,
-# the README's libevent and io_uring examples their loops (their static
-# archives; rig/deps.sh installs them).
+# htw_ringbench, htw_purgatory and htw_server link the anchors they measure
+# htw against, the README's libevent and io_uring examples their loops
+# (their static archives; rig/deps.sh installs them).
 declare -gA USER_LIBS=(
 	[htw_ringbench]="-luring -levent_core"
 	[htw_purgatory]="-luring -levent_core"
+	[htw_server]="-luring -levent_core"
 	[htw_readme_libevent]="-levent_core"
 	[htw_readme_uring]="-luring"
 )
@@ -236,11 +237,12 @@ write_plan() {
 		printf 'HTW_EXPORT=%q\n' "$7"
 		# make check-full: the tests run their long versions
 		printf 'HTW_FULL=%q\n' "${HTW_FULL:-0}"
-		# make bench: what to run htw_bench, htw_ringbench and
-		# htw_purgatory with
+		# make bench: what to run htw_bench, htw_ringbench,
+		# htw_purgatory and htw_server with
 		printf 'HTW_BENCH_ARGS=%q\n' "${HTW_BENCH_ARGS:-}"
 		printf 'HTW_RINGBENCH_ARGS=%q\n' "${HTW_RINGBENCH_ARGS:-}"
 		printf 'HTW_PURGATORY_ARGS=%q\n' "${HTW_PURGATORY_ARGS:-}"
+		printf 'HTW_SERVER_ARGS=%q\n' "${HTW_SERVER_ARGS:-}"
 		# rig/modparams: HTW_ARGS_<module>, the parameters to load it with
 		local mod args
 		while read -r mod args; do

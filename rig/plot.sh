@@ -7,7 +7,10 @@
 #              "plot extend WAY CONNECTIONS NS" lines;
 #   purgatory  tools/htw_purgatory.c: CPU ns per request (y) against
 #              requests in flight (x), from its
-#              "plot purgatory WAY IN_FLIGHT NS" lines.
+#              "plot purgatory WAY IN_FLIGHT NS" lines;
+#   server     tools/htw_server.c: the server's requests per CPU second (y)
+#              against connections (x), from its
+#              "plot server WAY CONNECTIONS REQUESTS" lines.
 #
 # Reads a tier's TIER_DIR/out/bench-user.txt (rig/bench.sh runs this after
 # "make bench"), and writes, for each chart it has lines of,
@@ -17,7 +20,7 @@
 # shellcheck source=rig/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-CHARTS=(extend purgatory)
+CHARTS=(extend purgatory server)
 
 # label CHART WAY - what the chart calls each way
 label() {
@@ -37,6 +40,11 @@ label() {
 	purgatory:io_uring) echo "io_uring: TIMEOUT and TIMEOUT_REMOVE" ;;
 	purgatory:timerfd) echo "timerfd_settime(): arm and disarm" ;;
 	purgatory:driver) echo "the driver alone, no timers" ;;
+	server:htw) echo "htw: ring idle timeouts, libhtw request timeouts" ;;
+	server:libevent) echo "libevent: timer events on common timeouts" ;;
+	server:io_uring) echo "io_uring: a timeout a connection, TIMEOUT_UPDATE" ;;
+	server:timerfd) echo "timerfd: one a connection, timerfd_settime()" ;;
+	server:none) echo "no timers at all (what the others cannot beat)" ;;
 	*) echo "$2" ;;
 	esac
 }
@@ -53,6 +61,11 @@ axes() {
 		echo "Request timeouts of 100 ms, 1 s or 30 s, stopped as requests complete"
 		echo "requests in flight"
 		echo "CPU ns per request, user and system (median of the rounds)"
+		;;
+	server)
+		echo "A TCP server's requests, with idle and request timeouts, over loopback"
+		echo "connections"
+		echo "requests per CPU second of the server (user and system)"
 		;;
 	esac
 }
