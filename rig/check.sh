@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # rig/check.sh - "make check": lint, htw in the quick tiers of rig/tiers,
 # make install and the rig's own self-test; with HTW_FULL=1 ("make
-# check-full"), htw in the other tiers.  One summary, whose last line is
-# "N passed, M failed[, K skipped]", and a non-zero exit on any failure.
+# check-full"), htw in the other tiers and its Debian packages installed,
+# used and purged in a Debian 12 root (rig/debinstall.sh).  One summary,
+# whose last line is "N passed, M failed[, K skipped]", and a non-zero exit
+# on any failure.
 # The long runs of the stress test and the fuzzer, under KASAN too, need
 # longer than lib.sh's default.
 [[ ${HTW_FULL:-0} == 1 ]] && : "${HTW_TIMEOUT:=1200}"
@@ -204,7 +206,10 @@ main() {
 	build_programs "$RUN"
 	results+=("$RUN/programs.json")
 
-	if ! ((HTW_FULL)); then
+	if ((HTW_FULL)); then
+		section "the packages in Debian 12: installed, used, purged"
+		run_judged debinstall "the packages installed in Debian 12" debinstall.sh
+	else
 		section "make deb"
 		run_judged packages "make deb" deb.sh
 	fi

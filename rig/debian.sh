@@ -67,13 +67,12 @@ debian_unpack() {
 	touch "$dir/.htw-ready"
 }
 
-# debian_initramfs STAGE OUT BIN MODE SINK - the guest's whole root
-debian_initramfs() {
-	local stage=$1 out=$2 bin=$3 mode=$4 sink=$5 a m
-	local -a mods=()
-
+# debian_stage STAGE - what every guest's root has: busybox and its
+# applets, /dev/console, rig/guest.sh as /init, and htw's directories
+debian_stage() {
+	local stage=$1 a
 	rm -rf "$stage"
-	mkdir -p "$stage"/{bin,dev,proc,sys,tmp,htw/modules,htw/out}
+	mkdir -p "$stage"/{bin,dev,proc,sys,tmp,etc,htw/modules,htw/tests,htw/out}
 	cp /bin/busybox "$stage/bin/"
 	for a in $(/bin/busybox --list); do
 		[[ -e $stage/bin/$a ]] || ln -s busybox "$stage/bin/$a"
@@ -81,6 +80,14 @@ debian_initramfs() {
 	# The kernel opens /dev/console for init before devtmpfs is mounted.
 	mknod "$stage/dev/console" c 5 1
 	cp "$RIG_DIR/guest.sh" "$stage/init"
+}
+
+# debian_initramfs STAGE OUT BIN MODE SINK - the guest's whole root
+debian_initramfs() {
+	local stage=$1 out=$2 bin=$3 mode=$4 sink=$5 m
+	local -a mods=()
+
+	debian_stage "$stage"
 	cp "$RIG_DIR/demo.sh" "$stage/htw/"
 	cp -r "$bin/tests" "$bin/tools" "$stage/htw/"
 	while read -r m; do
@@ -106,11 +113,17 @@ debian_boot() {
 	# make run wants the demo, not the boot messages.
 	[[ $mode == run ]] && append+=" loglevel=4"
 	debian_initramfs "$out/initramfs" "$out" "$bin" "$mode" /dev/ttyS1
+	debian_qemu_sure "$out" "$append" "$console"
+}
+
+# debian_qemu_sure OUT APPEND CONSOLE - debian_qemu, and once more if the
+# kernel died before htw was loaded.  TCG has been seen to crash Debian's
+# kernel as it boots, in code it patches (an int3 Oops in enqueue_timer):
+# that boot proved nothing about htw.  A crash after htw was loaded is
+# never retried.
+debian_qemu_sure() {
+	local out=$1 append=$2 console=$3 rc=0
 	debian_qemu "$out" "$append" "$console" || rc=$?
-	# TCG has been seen to crash Debian's kernel as it boots, in code it
-	# patches (an int3 Oops in enqueue_timer), before htw was loaded: that
-	# boot proved nothing about htw, so the guest boots once more.  A crash
-	# after htw was loaded is never retried.
 	if [[ -f $console ]] && ! grep -qs '^load ' "$out/out/steps" &&
 		grep -qs 'Kernel panic' "$console"; then
 		log "the kernel died before htw was loaded; booting it again" \

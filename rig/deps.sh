@@ -18,7 +18,8 @@ PACKAGES=(
 	libelf1 libssl3 zlib1g dwarves
 	# the UML kernel's source; guests; lint
 	"$KSRC_PKG" qemu-system-x86 busybox-static sparse
-	# Debian sid's kernels: a sid root to build in, their compressed modules
+	# Debian sid's kernels: a sid root to build in, their compressed modules;
+	# the Debian 12 root rig/debinstall.sh installs htw's packages in
 	debootstrap debian-archive-keyring zstd
 	# make install's depmod; libhtw's manual pages and pkg-config file
 	kmod groff-base pkgconf

@@ -2,10 +2,11 @@
 # shellcheck shell=bash
 # rig/suite.sh - Debian suites other than the host's (sid has Linux 7.2, its
 # -rt-amd64 flavour and the compiler its headers name), reached without
-# touching the host's apt setup, and a cached sid root to build in.
-# Sourced by the kinds that need it.
+# touching the host's apt setup, and cached minimal roots of Debian suites:
+# a sid root to build in, a Debian 12 root to install htw's packages in
+# (rig/debinstall.sh).  Sourced by the kinds that need it.
 
-SID_MIRROR=http://deb.debian.org/debian
+SUITE_MIRROR=http://deb.debian.org/debian
 
 # suite_apt SUITE CMD ARGS... - run apt-get or apt-cache (CMD) on SUITE's
 # own sources list and package lists, under $HTW_CACHE/apt/SUITE; the
@@ -22,7 +23,7 @@ suite_apt() {
 		-o Acquire::Check-Date=false)
 	if [[ -z $(find "$dir/updated" -mmin -1440 2>/dev/null) ]]; then
 		mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $SID_MIRROR $suite main" \
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $SUITE_MIRROR $suite main" \
 			>"$dir/sources.list"
 		log "apt-get update ($suite)"
 		with_lock "apt-$suite" apt-get -q "${opts[@]}" update >/dev/null ||
@@ -32,22 +33,22 @@ suite_apt() {
 	"$cmd" -q "${opts[@]}" "$@"
 }
 
-# The sid root: a minimal Debian sid, for building modules as a user of its
-# newest kernel would; the compiler comes with the kernel's headers, which
-# a kind installs with sid_install.  It is made afresh each month (and when
-# the list of packages changes), so that it never ages far behind sid.
-SID_PACKAGES=(make libc6-dev libelf-dev pahole bc bison flex kmod xz-utils zstd dkms)
-
-sid_root_prepare() {
-	local key
-	key=$(hash_str "$(date +%Y-%m)" "${SID_PACKAGES[@]}")
-	SID_ROOT=$HTW_CACHE/sid/root-$key
-	[[ -e $SID_ROOT/.htw-ready ]] || with_lock sid-root sid_root_make "$SID_ROOT"
-	cache_touch "$SID_ROOT"
+# suite_root SUITE PKG... - a minimal Debian SUITE root (debootstrap's
+# minbase) with PKG... in it, as $HTW_CACHE/SUITE/root-KEY; set SUITE_ROOT.
+# It is made afresh each month (and when the list of packages changes), so
+# that it never ages far behind its suite.
+suite_root() {
+	local suite=$1 key
+	shift
+	key=$(hash_str "$(date +%Y-%m)" "$@")
+	SUITE_ROOT=$HTW_CACHE/$suite/root-$key
+	[[ -e $SUITE_ROOT/.htw-ready ]] ||
+		with_lock "$suite-root" suite_root_make "$SUITE_ROOT" "$suite" "$@"
+	cache_touch "$SUITE_ROOT"
 	# apt in the root as on the host: the archive these machines reach
 	# may be a dated mirror, whose Release files are past their
 	# Valid-Until; only what is asked for goes in; root downloads.
-	cat >"$SID_ROOT/etc/apt/apt.conf.d/90htw" <<-'EOF'
+	cat >"$SUITE_ROOT/etc/apt/apt.conf.d/90htw" <<-'EOF'
 		Acquire::Check-Valid-Until "false";
 		Acquire::Check-Date "false";
 		APT::Install-Recommends "false";
@@ -55,35 +56,53 @@ sid_root_prepare() {
 	EOF
 }
 
-sid_root_make() {
-	local dir=$1 tmp
+suite_root_make() {
+	local dir=$1 suite=$2 tmp
+	local -a include=()
+	shift 2
 	[[ -e $dir/.htw-ready ]] && return 0	# another checkout made it
-	log "making a Debian sid root in $dir (a minute, once)"
-	mkdir -p "$HTW_CACHE/sid"
-	tmp=$(mktemp -d "$HTW_CACHE/sid/.root.XXXXXX")
+	log "making a Debian $suite root in $dir (a minute, once)"
+	mkdir -p "$(dirname "$dir")"
+	tmp=$(mktemp -d "$(dirname "$dir")/.root.XXXXXX")
+	(($#)) && include=(--include="$(IFS=,; echo "$*")")
 	# debootstrap mounts /proc and /sys in the root: in a mount namespace
 	# of its own, nothing stays mounted if it is killed.  It installs no
 	# recommends: only what is asked for goes in.
 	if ! unshare --mount --propagation private debootstrap --variant=minbase \
-		--include="$(IFS=,; echo "${SID_PACKAGES[*]}")" \
-		sid "$tmp" "$SID_MIRROR" >"$tmp.log" 2>&1; then
+		"${include[@]}" "$suite" "$tmp" "$SUITE_MIRROR" >"$tmp.log" 2>&1; then
 		tail -n 20 "$tmp.log" >&2
 		rm -rf "$tmp" "$tmp.log"
-		die "debootstrap of sid failed"
+		die "debootstrap of $suite failed"
 	fi
 	rm -rf "$dir"
-	mv "$tmp" "$dir" || die "cannot move the sid root into $dir"
+	mv "$tmp" "$dir" || die "cannot move the $suite root into $dir"
 	rm -f "$tmp.log"
 	touch "$dir/.htw-ready"
 }
 
-# sid_run CMD... - run CMD in the sid root, with /proc (objtool and dkms
-# need it) mounted in a mount namespace of its own, so nothing stays
-# mounted however the command ends.
-sid_run() {
+# suite_run ROOT CMD... - run CMD in ROOT, with /proc (objtool, dkms and
+# a kernel's installation need it) mounted in a mount namespace of its own,
+# so nothing stays mounted however the command ends.
+suite_run() {
+	# shellcheck disable=SC2016 # sh -c's own arguments
 	unshare --mount --fork sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' \
-		"$SID_ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+		"$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${@:2}"
+}
+
+# The sid root: a minimal Debian sid, for building modules as a user of its
+# newest kernel would; the compiler comes with the kernel's headers, which
+# a kind installs with sid_install.
+SID_PACKAGES=(make libc6-dev libelf-dev pahole bc bison flex kmod xz-utils zstd dkms)
+
+sid_root_prepare() {
+	suite_root sid "${SID_PACKAGES[@]}"
+	SID_ROOT=$SUITE_ROOT
+}
+
+# sid_run CMD... - run CMD in the sid root (suite_run)
+sid_run() {
+	suite_run "$SID_ROOT" "$@"
 }
 
 # sid_install PKG... - install packages in the sid root (once), as a user

@@ -2,10 +2,10 @@
 /*
  * tools/htw_server.c, small: a TCP server over loopback whose timers run
  * on each way in turn (htw, libevent, io_uring, timerfd, and none), with
- * 1,000 connections and a load of a second (2,000 requests), judged.  Each run must show
- * every connection closed for idleness and none early, every stalled
- * request's timeout fired and no other, none reported after its answer,
- * and the load generator's counts equal to the server's.
+ * 1,000 connections and a load of a second (2,000 requests), judged.
+ * Each run must show every connection closed for idleness and none early,
+ * every stalled request's timeout fired and no other, none reported after
+ * its answer, and the load generator's counts equal to the server's.
  *
  * The program judges all that itself and exits 1 if anything is wrong; the
  * test checks its verdict line key by key as well, so that a run that did
