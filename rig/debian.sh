@@ -104,7 +104,7 @@ debian_initramfs() {
 # its own RAM and copies each, framed, to its second serial port as soon as
 # it exists; QEMU writes that port to $OUT/guest.out and we unframe it.
 debian_boot() {
-	local out=$1 bin=$2 mode=$3 console=${4:-$1/console.log} rc=0
+	local out=$1 bin=$2 mode=$3 console=${4:-$1/console.log}
 	# Under TCG a busy guest's clocksource watchdog can judge the TSC
 	# unstable, and switching clocksource patches kernel text, which TCG
 	# has been seen to race with (an int3 Oops in sched_clock_cpu).

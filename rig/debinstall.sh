@@ -81,27 +81,33 @@ on_exit() {
 	rm -rf "${ROOT:?}"
 }
 
-# kernel_root_prepare KVER - the bare Debian 12 root with KVER's headers
-# installed by apt-get from the suites a Debian 12 machine has (Debian's
-# 6.12 kernels come from bookworm-security), brought up to date as a user
-# keeps it; set KERNEL_ROOT.  Made again with the bare root, each month,
-# for each new kernel, and when the way it is made changes.
+# kernel_root_prepare - the bare Debian 12 root with the headers of the
+# newest $SERIES cloud kernel installed by apt-get from the suites a Debian
+# 12 machine has (Debian's 6.12 kernels come from bookworm-security),
+# brought up to date as a user keeps it; set KERNEL_ROOT, and KVER to that
+# kernel (the root's own choice, from its own lists: the host's may be a
+# day older than the archive).  Made again with the bare root, each month,
+# and when the way it is made changes.
 kernel_root_prepare() {
-	local kver=$1 key
+	local key
 	suite_root bookworm
-	key=$(hash_str "$SUITE_ROOT" "$kver" "${KERNEL_ROOT_PACKAGES[@]}" \
+	key=$(hash_str "$SUITE_ROOT" "$SERIES" "${KERNEL_ROOT_PACKAGES[@]}" \
 		"$(declare -f kernel_root_make)")
 	KERNEL_ROOT=$HTW_CACHE/bookworm/kernel-$key
 	[[ -e $KERNEL_ROOT/.htw-ready ]] ||
-		with_lock bookworm-kernel kernel_root_make "$KERNEL_ROOT" "$kver"
+		with_lock bookworm-kernel kernel_root_make "$KERNEL_ROOT"
 	cache_touch "$KERNEL_ROOT"
+	KVER=$(cat "$KERNEL_ROOT/.htw-kver")
 }
 
 kernel_root_make() {
-	local dir=$1 kver=$2 tmp
+	local dir=$1 tmp kver
 	[[ -e $dir/.htw-ready ]] && return 0	# another checkout made it
-	log "installing linux-headers-$kver in a copy of the Debian 12 root (once)"
+	log "installing a $SERIES kernel's headers in a copy of the Debian 12 root (once)"
+	mkdir -p "$HTW_CACHE/bookworm"
 	tmp=$(mktemp -d "$HTW_CACHE/bookworm/.kernel.XXXXXX")
+	# A root, as / is.
+	chmod 755 "$tmp"
 	cp -a --reflink=auto "$SUITE_ROOT/." "$tmp/" || die "cannot copy $SUITE_ROOT"
 	rm -f "$tmp/.htw-ready"
 	cat >"$tmp/etc/apt/sources.list" <<-EOF
@@ -111,28 +117,39 @@ kernel_root_make() {
 	EOF
 	# The kernel's installation makes its initramfs in the root: slow, but
 	# once.  Its downloads go: each run copies the root.
+	# shellcheck disable=SC2016 # the root's shell expands them
 	if ! suite_run "$tmp" sh -c 'apt-get -q update &&
 		apt-get -q -y -o Dpkg::Use-Pty=0 upgrade &&
-		apt-get -q -y -o Dpkg::Use-Pty=0 install "$@" && apt-get clean' \
-		- "linux-headers-$kver" "${KERNEL_ROOT_PACKAGES[@]}" >"$tmp.log" 2>&1; then
+		kver=$(apt-cache search --names-only "^linux-headers-$0\.[0-9].*-cloud-amd64\$" |
+			cut -d" " -f1 | sort -V | tail -n 1) && [ -n "$kver" ] &&
+		apt-get -q -y -o Dpkg::Use-Pty=0 install "$kver" "$@" && apt-get clean &&
+		echo "${kver#linux-headers-}" >/.htw-kver' \
+		"${SERIES//./\\.}" "${KERNEL_ROOT_PACKAGES[@]}" >"$tmp.log" 2>&1; then
 		tail -n 20 "$tmp.log" >&2
 		rm -rf "$tmp" "$tmp.log"
-		die "installing linux-headers-$kver in the Debian 12 root failed"
+		die "installing a $SERIES kernel's headers in the Debian 12 root failed"
 	fi
+	kver=$(cat "$tmp/.htw-kver")
+	[[ -r $tmp/boot/vmlinuz-$kver ]] || die "the Debian 12 root has no /boot/vmlinuz-$kver"
+	log "the Debian 12 root has $kver"
 	rm -rf "$dir" "$tmp.log"
 	mv "$tmp" "$dir" || die "cannot move the Debian 12 root into $dir"
 	touch "$dir/.htw-ready"
 }
 
-# file_list ROOT - every file, directory and link of ROOT but IGNORED's
+# file_list ROOT - every file, directory and link of ROOT but IGNORED's,
+# with its mode, owner, size and link target, and every file's MD5 sum:
+# a file the packages' scripts edited and did not put back differs too.
 file_list() {
 	local d
 	local -a prune=()
 	for d in "${IGNORED[@]}"; do
 		prune+=(-path "./$d" -o)
 	done
-	(cd "$1" && find . \( "${prune[@]}" -false \) -prune -o -printf '%y %p\n') |
-		LC_ALL=C sort
+	(cd "$1" && find . \( "${prune[@]}" -false \) -prune -o \
+		-printf '%y %m %U:%G %s %p %l\n') | LC_ALL=C sort
+	(cd "$1" && find . \( "${prune[@]}" -false \) -prune -o -type f -print0 |
+		xargs -0 -r md5sum) | LC_ALL=C sort -k 2
 }
 
 # install_packages - apt-get install of the four packages, as a user who
@@ -270,7 +287,7 @@ $(tail -n 12 "$OUT/prog.log")"
 	real='' owner=''
 	[[ -z $lib ]] || real=$(suite_run "$ROOT" readlink -f "$lib" || true)
 	[[ -z $real ]] || owner=$(suite_run "$ROOT" dpkg -S "$real" 2>/dev/null || true)
-	if [[ $real != "/usr/lib/$MULTIARCH/libhtw.so.1" || $owner != libhtw1:* ]]; then
+	if [[ $real != "/usr/lib/$MULTIARCH/libhtw.so.1"?(.+([0-9.])) || $owner != libhtw1:* ]]; then
 		verdict 1 fail "the program is not linked to libhtw1's libhtw.so.1:
 $ldd
 libhtw.so.1: ${real:-none}, from ${owner:-no package}"
@@ -349,9 +366,10 @@ run_program() {
 	HTW_TIMEOUT=180 debian_qemu_sure "$out" "$append" "$out/console.log" || rc=$?
 	steps=$(cat "$out/out/steps" 2>/dev/null || true)
 	tap=$(cat "$out/out/tests/libhtw_prog.tap" 2>/dev/null || true)
+	# A kernel log that cannot be read or scanned is a failure too.
 	bad=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import report
 print("\n".join(report.scan_log(open(sys.argv[2], errors="replace").read(), "dmesg")))' \
-		"$RIG_DIR" "$out/out/dmesg.txt" 2>/dev/null || true)
+		"$RIG_DIR" "$out/out/dmesg.txt" 2>&1) || bad="no kernel log to scan: ${bad:-nothing}"
 	if grep -qx 'load htw 0' <<<"$steps" && grep -qx 'test libhtw_prog 0' <<<"$steps" &&
 		grep -q '^libhtw-prog: pass' <<<"$tap" && [[ -e $out/out/done && -z $bad ]]; then
 		verdict 1 pass "$tap"
@@ -384,6 +402,9 @@ $(head -n 20 "$OUT/files.diff")
 "
 	(cd "$ROOT" && find . -name '*htw*' ! -path ./etc/apt/apt.conf.d/90htw) \
 		>"$OUT/htw-files"
+	suite_run "$ROOT" dpkg-query -W "${PACKAGES[@]}" >"$OUT/dpkg-query" 2>/dev/null &&
+		found+="packages dpkg still knows: $(xargs <"$OUT/dpkg-query")
+"
 	[[ -s $OUT/htw-files ]] && found+="files named *htw*:
 $(head -n 20 "$OUT/htw-files")
 "
@@ -417,11 +438,10 @@ main() {
 		done
 		return 1
 	fi
-	KVER=$(debian_kver "$SERIES") || die "no Debian $SERIES cloud kernel"
-	kernel_root_prepare "$KVER"
+	kernel_root_prepare
 	log "copying the Debian 12 root with $KVER's headers"
 	cp -a --reflink=auto "$KERNEL_ROOT" "$ROOT" || die "cannot copy $KERNEL_ROOT"
-	rm "$ROOT/.htw-ready"
+	rm "$ROOT/.htw-ready" "$ROOT/.htw-kver"
 	file_list "$ROOT" >"$OUT/files.before"
 
 	if install_packages; then
