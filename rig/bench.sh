@@ -36,8 +36,9 @@ export HTW_MODPARAMS=$RIG_DIR/bench.modparams
 export HTW_GUEST_MEM=3072
 # The largest measures take minutes under emulation: htw_bench about five,
 # htw_ringbench a few more, htw_purgatory (a million requests started and
-# let go five times each way) ten to twenty.
-HTW_TIMEOUT=$((HTW_TIMEOUT > 3600 ? HTW_TIMEOUT : 3600))
+# let go five times each way) ten to twenty, htw_server (each way's server
+# under load for 20 s at 10,000 connections and 70 s at 100,000) ten more.
+HTW_TIMEOUT=$((HTW_TIMEOUT > 5400 ? HTW_TIMEOUT : 5400))
 
 # charts DIR... - rig/plot.sh's charts of each tier that ran htw_ringbench
 # or htw_purgatory

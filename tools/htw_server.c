@@ -53,8 +53,8 @@
  * - none: an epoll loop without timers; no request stalls.
  *
  * The load generator is a second process, forked by the first, on the
- * other CPU.  It opens the N connections (from four loopback addresses,
- * for more than one address's worth of ports), and one in ten of them
+ * other CPU.  It opens the N connections (from 32 loopback addresses, for
+ * more than one address's worth of ports), and one in ten of them
  * sleeps: it never sends, and must be closed at its idle deadline.  Once
  * the server has accepted them all, it sends --rate requests a second
  * over the others, round robin, each to a connection with none in flight
@@ -1104,10 +1104,16 @@ struct gen {
 };
 
 /*
- * Open the connections, from four loopback addresses in turn, for four
- * times the ports one address has (the port is picked at the connect,
- * IP_BIND_ADDRESS_NO_PORT, so that each address has all of its own).
+ * The addresses the generator connects from, 127.0.0.1 on: the port is
+ * picked at the connect (IP_BIND_ADDRESS_NO_PORT), so that each address
+ * has all the ports of its own, and the kernel picks even ports first
+ * (for bind() to find the odd ones): an address that used more than half
+ * of its range makes every connect walk all the even ports.  32 of them
+ * keep 100,000 connections within a quarter of the even ports of each.
  */
+#define GEN_ADDRS	32
+
+/* Open the connections, from the GEN_ADDRS addresses in turn. */
 static void gen_connect(struct gen *g, unsigned short port)
 {
 	struct sockaddr_in to = {
@@ -1123,7 +1129,7 @@ static void gen_connect(struct gen *g, unsigned short port)
 		k = &g->conns[i];
 		k->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		check_errno(k->fd, "socket");
-		from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + i % 4);
+		from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + i % GEN_ADDRS);
 		setsockopt(k->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
 		check_errno(bind(k->fd, (struct sockaddr *)&from, sizeof(from)), "bind");
 		/* Before the connect: the server's clock reads later. */
