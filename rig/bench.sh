@@ -37,7 +37,8 @@ export HTW_GUEST_MEM=3072
 # The largest measures take minutes under emulation: htw_bench about five,
 # htw_ringbench a few more, htw_purgatory (a million requests started and
 # let go five times each way) ten to twenty, htw_server (each way's server
-# under load for 20 s at 10,000 connections and 70 s at 100,000) ten more.
+# under load for 20 s at 10,000 connections and 70 s at 100,000, in three
+# rounds) thirty more.
 HTW_TIMEOUT=$((HTW_TIMEOUT > 5400 ? HTW_TIMEOUT : 5400))
 
 # charts DIR... - rig/plot.sh's charts of each tier that ran htw_ringbench

@@ -13,7 +13,8 @@
  *       administrator would)
  *   htw_server --bench [--max N] [--rounds N]
  *       the benchmark: every way at 10,000 and 100,000 connections (those
- *       up to --max), for "make bench"
+ *       up to --max), in --rounds rounds (3), the ways one after the other
+ *       in each, and their medians, for "make bench"
  *
  * WAY is htw, libevent, io_uring, timerfd, or none (no timers at all: the
  * baseline that tells what the timers of the others cost).
@@ -1646,7 +1647,7 @@ int main(int argc, char **argv)
 		.seconds = 2, .idle_ms = 1000, .timeout_ms = 200,
 		.stall_every = 100, .sleep_every = 10,
 	};
-	unsigned int max = 100000, rounds = 1, w;
+	unsigned int max = 100000, rounds = 3, w;
 	struct result r;
 	int do_bench = 0, i;
 
