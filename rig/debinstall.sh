@@ -138,8 +138,9 @@ kernel_root_make() {
 }
 
 # file_list ROOT - every file, directory and link of ROOT but IGNORED's,
-# with its mode, owner, size and link target, and every file's MD5 sum:
-# a file the packages' scripts edited and did not put back differs too.
+# with its mode, owner, size (but a directory's, which never shrinks) and
+# link target, and every file's MD5 sum: a file the packages' scripts
+# edited and did not put back differs too.
 file_list() {
 	local d
 	local -a prune=()
@@ -147,7 +148,8 @@ file_list() {
 		prune+=(-path "./$d" -o)
 	done
 	(cd "$1" && find . \( "${prune[@]}" -false \) -prune -o \
-		-printf '%y %m %U:%G %s %p %l\n') | LC_ALL=C sort
+		-type d -printf '%p %y %m %U:%G\n' -o \
+		-printf '%p %y %m %U:%G %s %l\n') | LC_ALL=C sort
 	(cd "$1" && find . \( "${prune[@]}" -false \) -prune -o -type f -print0 |
 		xargs -0 -r md5sum) | LC_ALL=C sort -k 2
 }
