@@ -129,8 +129,11 @@ kernel_root_make() {
 		rm -rf "$tmp" "$tmp.log"
 		die "installing a $SERIES kernel's headers in the Debian 12 root failed"
 	fi
-	kver=$(cat "$tmp/.htw-kver")
-	[[ -r $tmp/boot/vmlinuz-$kver ]] || die "the Debian 12 root has no /boot/vmlinuz-$kver"
+	kver=$(cat "$tmp/.htw-kver" 2>/dev/null || true)
+	if [[ -z $kver || ! -r $tmp/boot/vmlinuz-$kver ]]; then
+		rm -rf "$tmp" "$tmp.log"
+		die "the Debian 12 root has no kernel of $SERIES: ${kver:-none}"
+	fi
 	log "the Debian 12 root has $kver"
 	rm -rf "$dir" "$tmp.log"
 	mv "$tmp" "$dir" || die "cannot move the Debian 12 root into $dir"
@@ -368,10 +371,13 @@ run_program() {
 	HTW_TIMEOUT=180 debian_qemu_sure "$out" "$append" "$out/console.log" || rc=$?
 	steps=$(cat "$out/out/steps" 2>/dev/null || true)
 	tap=$(cat "$out/out/tests/libhtw_prog.tap" 2>/dev/null || true)
-	# A kernel log that cannot be read or scanned is a failure too.
+	# A kernel log that is empty, or cannot be read or scanned, is a
+	# failure too.
 	bad=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import report
 print("\n".join(report.scan_log(open(sys.argv[2], errors="replace").read(), "dmesg")))' \
-		"$RIG_DIR" "$out/out/dmesg.txt" 2>&1) || bad="no kernel log to scan: ${bad:-nothing}"
+		"$RIG_DIR" "$out/out/dmesg.txt" 2>"$out/scan.err") ||
+		bad="the kernel log could not be scanned: $(tail -n 3 "$out/scan.err")"
+	[[ -s $out/out/dmesg.txt ]] || bad="no kernel log"
 	if grep -qx 'load htw 0' <<<"$steps" && grep -qx 'test libhtw_prog 0' <<<"$steps" &&
 		grep -q '^libhtw-prog: pass' <<<"$tap" && [[ -e $out/out/done && -z $bad ]]; then
 		verdict 1 pass "$tap"
@@ -404,8 +410,13 @@ $(head -n 20 "$OUT/files.diff")
 "
 	(cd "$ROOT" && find . -name '*htw*' ! -path ./etc/apt/apt.conf.d/90htw) \
 		>"$OUT/htw-files"
-	suite_run "$ROOT" dpkg-query -W "${PACKAGES[@]}" >"$OUT/dpkg-query" 2>/dev/null &&
-		found+="packages dpkg still knows: $(xargs <"$OUT/dpkg-query")
+	# dpkg may remember a purged package, as not installed ("pn", "un"),
+	# and no more: not half-installed, nor its configuration files kept.
+	# shellcheck disable=SC2016 # dpkg-query's format
+	suite_run "$ROOT" dpkg-query -W -f '${binary:Package} ${db:Status-Abbrev}\n' \
+		"${PACKAGES[@]}" 2>/dev/null | awk 'substr($2, 2, 1) != "n"' \
+		>"$OUT/dpkg-query" || true
+	[[ -s $OUT/dpkg-query ]] && found+="packages dpkg still has: $(xargs <"$OUT/dpkg-query")
 "
 	[[ -s $OUT/htw-files ]] && found+="files named *htw*:
 $(head -n 20 "$OUT/htw-files")

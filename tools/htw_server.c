@@ -189,6 +189,7 @@ struct gen_stats {
 	__u64 early_closes;	/* closed sooner than the idle timeout */
 	__u64 closed_in_flight;	/* closed with a request in flight */
 	__u64 left_open;	/* still open when it gave up waiting */
+	__u64 starved;		/* closed for idleness before any request */
 	__u64 load_ns;
 };
 
@@ -578,8 +579,7 @@ static void request_expired(struct server *s, struct conn *c, __u64 deadline)
 		s->st.after_answer++;
 		return;
 	}
-	/* Early for the way's deadline, or for the server's own. */
-	if (s->now < deadline || s->now < c->req_deadline)
+	if (s->now < deadline)
 		s->st.early++;
 	sample(&s->st.req_late, late(s->now, c->req_deadline));
 	send_msg(c, c->seq, ANS_TIMEOUT);
@@ -815,7 +815,9 @@ static void htw_req_ready(struct server *s)
 				s->st.after_answer++;
 				continue;
 			}
-			request_expired(s, c, ex[i].deadline);
+			/* Held to libhtw's deadline, and to the server's own. */
+			request_expired(s, c, ex[i].deadline > c->req_deadline ?
+					ex[i].deadline : c->req_deadline);
 		}
 	}
 	check(n, "htw_timeouts_expired");
@@ -1086,6 +1088,7 @@ struct gconn {
 	__u8 state;
 	__u8 rlen;
 	__u8 stalled;
+	__u8 sent_any;
 	__u8 rbuf[sizeof(struct msg)];
 	__u32 seq;
 	__u64 sent_ns;		/* the request in flight's send */
@@ -1160,6 +1163,7 @@ static void gen_send(struct gen *g, struct gconn *k)
 	if (write(k->fd, &m, sizeof(m)) != sizeof(m))
 		die("write of a request");
 	k->state = G_WAITING;
+	k->sent_any = 1;
 	g->in_flight++;
 	g->st.sent++;
 }
@@ -1173,6 +1177,9 @@ static void gen_closed(struct gen *g, struct gconn *k, __u64 now)
 	g->st.idle_closed++;
 	if (now < k->last_ns + (__u64)g->cfg->idle_ms * NSEC_PER_MSEC)
 		g->st.early_closes++;
+	/* A connection the load never reached: the run did not test it. */
+	if (k->state == G_READY && !k->sent_any)
+		g->st.starved++;
 	close(k->fd);
 	k->state = G_CLOSED;
 	g->open--;
@@ -1236,6 +1243,7 @@ static void gen_main(const struct config *cfg, unsigned short port, int ctl)
 	__u64 idle_ns = (__u64)cfg->idle_ms * NSEC_PER_MSEC;
 	__u64 start, mark, end, give_up, due, now;
 	unsigned int i, scanned;
+	struct pollfd pfd;
 	struct gconn *k;
 	struct ctl m;
 
@@ -1243,9 +1251,14 @@ static void gen_main(const struct config *cfg, unsigned short port, int ctl)
 	g.ep = epoll_create1(EPOLL_CLOEXEC);
 	check_errno(g.ep, "epoll_create1");
 	gen_connect(&g, port);
-	/* The load starts once the server has accepted every connection. */
-	if (read(ctl, &m, sizeof(m)) != sizeof(m) || m.what != CTL_READY)
-		die("the server did not take the connections");
+	/*
+	 * The load starts once the server has accepted every connection;
+	 * one lost on the way must not hang the run.
+	 */
+	pfd = (struct pollfd){ .fd = ctl, .events = POLLIN };
+	if (poll(&pfd, 1, (30 + cfg->conns / 1000) * 1000) != 1 ||
+	    read(ctl, &m, sizeof(m)) != sizeof(m) || m.what != CTL_READY)
+		fail("the server did not take the %u connections", cfg->conns);
 
 	start = now_ns();
 	mark = start + (__u64)cfg->warmup_ms * NSEC_PER_MSEC;
@@ -1278,6 +1291,9 @@ static void gen_main(const struct config *cfg, unsigned short port, int ctl)
 			break;
 		gen_poll(&g, 1);
 	}
+	/* A load that ended before the measure began measured nothing. */
+	if (cfg->warmup_ms && mark)
+		ctl_send(ctl, CTL_START, NULL);
 	/* The requests in flight: their answers come within the timeout. */
 	give_up = now_ns() + (__u64)cfg->timeout_ms * NSEC_PER_MSEC + 5 * NSEC_PER_SEC;
 	while (g.in_flight && now_ns() < give_up)
@@ -1346,6 +1362,8 @@ static bool judge(const struct server *s, char *why, size_t len)
 	WRONG(g->early_closes, "a connection closed before its idle deadline");
 	WRONG(g->closed_in_flight, "a connection closed with a request in flight");
 	WRONG(g->left_open, "connections left open");
+	WRONG(g->starved, "connections closed before the load reached them: a longer --idle-ms");
+	WRONG(!st->load_requests, "no request in the measure");
 	WRONG(g->connected != st->accepted, "connections: the counts differ");
 	WRONG(g->sent != st->requests, "requests: the counts differ");
 	WRONG(g->answers_ok != st->answered, "answers: the counts differ");
@@ -1387,6 +1405,7 @@ static void print_line(struct server *s, bool ok)
 		{ "gen_early", g->early_answers + g->early_closes },
 		{ "gen_in_flight_closed", g->closed_in_flight },
 		{ "gen_left_open", g->left_open },
+		{ "gen_starved", g->starved },
 		{ "load_requests", st->load_requests },
 		{ "load_ms", st->load_wall_ns / NSEC_PER_MSEC },
 		{ "cpu_ns_per_request",
@@ -1419,7 +1438,7 @@ static void serve(const struct config *cfg, int out)
 	int sv[2], one = 1;
 	struct result r = {};
 	char why[128];
-	pid_t pid;
+	pid_t pid, server;
 
 	s.idle_ns = (__u64)cfg->idle_ms * NSEC_PER_MSEC;
 	s.timeout_ns = (__u64)cfg->timeout_ms * NSEC_PER_MSEC;
@@ -1435,12 +1454,13 @@ static void serve(const struct config *cfg, int out)
 	check_errno(getsockname(s.lfd, (struct sockaddr *)&sa, &salen), "getsockname");
 	check_errno(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
 		    "socketpair");
+	server = getpid();
 	pid = fork();
 	check_errno(pid, "fork");
 	if (!pid) {
 		/* A server that dies takes its load with it. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
+		if (getppid() != server)
 			_exit(1);
 		close(sv[0]);
 		close(s.lfd);
@@ -1522,9 +1542,9 @@ static int run(const struct config *cfg, struct result *r)
  * serves the same load.  A connection's turn comes every 3 s at 10,000
  * and every 30 s at 100,000, and its idle timeout is twice that or more.
  * The measure takes 10 s, after a whole idle timeout of load: by then
- * every connection's first idle deadline has come (and the sleepers'
- * closes are done), and the deadlines that stores moved come at the rate
- * they would for ever after.
+ * every connection's first idle deadline has come (and most sleepers have
+ * closed; the last accepted close as the measure starts), and the
+ * deadlines that stores moved come at the rate they would for ever after.
  */
 static struct config bench_config(unsigned int conns)
 {
@@ -1693,7 +1713,7 @@ int main(int argc, char **argv)
 	}
 	if (i < argc || do_bench == !!(cfg.way != NR_WAYS) || !cfg.conns ||
 	    !cfg.requests || !cfg.seconds || !cfg.idle_ms || !cfg.timeout_ms ||
-	    cfg.timeout_ms >= cfg.idle_ms || !cfg.rate || !rounds ||
+	    cfg.timeout_ms >= cfg.idle_ms || !cfg.rate || cfg.rate > 1000000 || !rounds ||
 	    rounds > MAX_ROUNDS || !max) {
 		fputs(usage, stderr);
 		return 2;

@@ -62,6 +62,8 @@ static void run_way(struct __test_metadata *_metadata, const char *way)
 	EXPECT_EQ(0, field(server, "gen_wrong"));
 	EXPECT_EQ(0, field(server, "gen_left_open"));
 	EXPECT_EQ(0, field(server, "gen_in_flight_closed"));
+	/* The load reached every connection before its idle deadline. */
+	EXPECT_EQ(0, field(server, "gen_starved"));
 	if (!strcmp(way, "none")) {
 		EXPECT_EQ(CONNS, field(server, "peer_closed"));
 		EXPECT_EQ(0, field(server, "timed_out"));
