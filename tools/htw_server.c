@@ -1445,7 +1445,12 @@ static void serve(const struct config *cfg, int out)
 	s.conns = zalloc(cfg->conns * sizeof(*s.conns));
 	s.answers = zalloc(cfg->conns * sizeof(*s.answers));
 	s.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s.lfd < 0 && errno == EAFNOSUPPORT)
+	/*
+	 * Short of files or memory is a failure; any other error says that
+	 * this kernel has no IPv4 (UML's has no networking at all).
+	 */
+	if (s.lfd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOMEM &&
+	    errno != ENOBUFS)
 		cannot("IPv4", -errno);
 	check_errno(s.lfd, "socket");
 	setsockopt(s.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
