@@ -10,7 +10,9 @@
 #define _HTW_BENCH_COMMON_H
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +274,20 @@ struct bench_option {
 	unsigned int *value;
 };
 
+/* @arg as a number that fits in an unsigned int, into @v; false if not */
+static inline bool bench_parse_uint(const char *arg, unsigned int *v)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-' || n > UINT_MAX)
+		return false;
+	*v = n;
+	return true;
+}
+
 /*
  * Read the command line by @opts, ended by an entry with no name; return
  * 0, or 2 (the exit status of a bad command line) after printing @usage.
@@ -288,8 +304,9 @@ static inline int bench_options(int argc, char **argv,
 			;
 		if (o->name && o->flag) {
 			*o->flag = 1;
-		} else if (o->name && o->value && i + 1 < argc) {
-			*o->value = strtoul(argv[++i], NULL, 0);
+		} else if (o->name && o->value && i + 1 < argc &&
+			   bench_parse_uint(argv[i + 1], o->value)) {
+			i++;
 		} else {
 			fputs(usage, stderr);
 			return 2;

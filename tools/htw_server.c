@@ -1645,20 +1645,6 @@ static int bench(unsigned int max, unsigned int rounds)
 	return failed;
 }
 
-/* @arg as a number that fits in an unsigned int, into @v; false if not */
-static bool parse_uint(const char *arg, unsigned int *v)
-{
-	unsigned long long n;
-	char *end;
-
-	errno = 0;
-	n = strtoull(arg, &end, 0);
-	if (errno || end == arg || *end || *arg == '-' || n > UINT_MAX)
-		return false;
-	*v = n;
-	return true;
-}
-
 static const char usage[] =
 	"usage: htw_server --way htw|libevent|io_uring|timerfd|none [--conns N]\n"
 	"                  [--rate N] [--requests N] [--seconds N] [--warmup-ms N]\n"
@@ -1712,7 +1698,7 @@ int main(int argc, char **argv)
 			v = &max;
 		else if (!strcmp(argv[i], "--rounds"))
 			v = &rounds;
-		if (!v || i + 1 == argc || !parse_uint(argv[i + 1], v))
+		if (!v || i + 1 == argc || !bench_parse_uint(argv[i + 1], v))
 			break;
 		i++;
 	}

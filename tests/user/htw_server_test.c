@@ -39,7 +39,7 @@ static void run_way(struct __test_metadata *_metadata, const char *way)
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd),
-		 "htw_server --way %s --conns %d --seconds 1 --idle-ms 1000 --timeout-ms 200 2>&1",
+		 "htw_server --way %s --conns %d --seconds 1 --idle-ms 2000 --timeout-ms 200 2>&1",
 		 way, CONNS);
 	p = popen(cmd, "r");
 	ASSERT_NE(NULL, p);
